@@ -1,0 +1,123 @@
+// The boundary between the header-only API and the runtime core. Everything here is an
+// implementation detail; user code includes <locus/locus.hpp>.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "locus/hints.hpp"
+
+namespace locus::detail {
+
+class worker;
+
+// Hints carried by one spawn. place == inherit_place keeps the parent's place.
+inline constexpr int inherit_place = -2;
+struct spawn_options {
+  double work = 0.0;  // 0 = no work hint
+  int place = inherit_place;
+};
+
+// A suspended execution: an opaque machine context plus the stack it lives on.
+struct suspended {
+  void* ctx = nullptr;
+  void* stack = nullptr;
+};
+
+// What a deque holds: either the continuation of a parent that spawned a child child-first, or a
+// queued (parent-first) task.
+enum class item_kind : std::uint8_t { continuation, task };
+
+struct group_state;
+
+struct work_item {
+  explicit work_item(item_kind k) noexcept : kind(k) {}
+  item_kind kind;
+  group_state* group = nullptr;
+  spawn_options options{};
+};
+
+// Lives on the parent's stack for the duration of one child-first spawn.
+struct spawn_record final : work_item {
+  spawn_record() noexcept : work_item(item_kind::continuation) {}
+  void (*start)(spawn_record*) = nullptr;  // copies the closure to the child's stack, runs it
+  void* closure = nullptr;
+  suspended parent;  // filled in by the core when the parent's continuation is published
+};
+
+// A parent-first task: owns its closure; destroyed by whoever runs it.
+struct task_base : work_item {
+  task_base() noexcept : work_item(item_kind::task) {}
+  task_base(const task_base&) = delete;
+  task_base& operator=(const task_base&) = delete;
+  virtual ~task_base() = default;
+  virtual void execute() = 0;
+};
+
+template <class Fn>
+struct closure_task final : task_base {
+  template <class F>
+  explicit closure_task(F&& f) : fn(std::forward<F>(f)) {}
+  void execute() override { fn(); }
+  Fn fn;
+};
+
+// Join state of one task group. `pending` counts children that may still run concurrently with
+// the parent: continuations taken by another worker and queued tasks. A child that ran serially
+// before its parent's continuation is never counted.
+struct group_state {
+  static constexpr std::int64_t waiter_flag = std::int64_t{1} << 40;
+
+  std::atomic<std::int64_t> pending{0};
+  suspended waiter;
+  std::atomic<bool> failed{false};
+  std::exception_ptr exception;
+  std::atomic<std::uint32_t> suppressed{0};
+  spawn_options hints{};        // the group's own work hint (total) and place
+  std::size_t size_bytes = 0;   // size_hint
+  void* policy_data = nullptr;  // per-group state owned by the scheduler policy
+  bool begun = false;           // the policy's group-begin hook has run
+};
+
+// The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
+// thread may resume on another OS thread, so the thread-local lookup must not be cached.
+[[gnu::noinline]] worker* current_worker() noexcept;
+
+void spawn_child_first(spawn_record& rec);
+void publish_continuation(spawn_record* rec) noexcept;
+void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task);
+void wait(group_state& g);
+void wait_noexcept(group_state& g) noexcept;
+void record_exception(group_state& g, std::exception_ptr e) noexcept;
+
+template <class Fn, class F>
+void start_closure(spawn_record* rec) {
+  // The closure may be a temporary in the parent's frame, which dies once the parent's
+  // continuation runs; take it onto the child's stack before the continuation becomes stealable.
+  Fn local(std::forward<F>(*static_cast<std::remove_reference_t<F>*>(rec->closure)));
+  publish_continuation(rec);
+  local();
+}
+
+// Hint collection for run(...) and task_group(...).
+struct collected_hints {
+  spawn_options options{};
+  std::size_t size_bytes = 0;
+  bool parent_first = false;
+};
+inline void apply_hint(collected_hints& h, work_hint w) noexcept { h.options.work = w.value; }
+inline void apply_hint(collected_hints& h, place p) noexcept { h.options.place = p.id; }
+inline void apply_hint(collected_hints& h, size_hint s) noexcept { h.size_bytes = s.bytes; }
+inline void apply_hint(collected_hints& h, parent_first_t) noexcept { h.parent_first = true; }
+template <class... H>
+collected_hints collect(H... hints) noexcept {
+  collected_hints h;
+  (apply_hint(h, hints), ...);
+  return h;
+}
+
+}  // namespace locus::detail

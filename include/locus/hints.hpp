@@ -1,0 +1,37 @@
+// Scheduling hints. They steer placement and never affect results: a scheduler that does not
+// use a hint ignores it (ws ignores them all).
+#pragma once
+
+#include <cstddef>
+
+namespace locus {
+
+// Relative amount of work of a task, or the total of a task group's children (ADWS).
+struct work_hint {
+  double value = 1.0;
+};
+
+// Working-set size in bytes of a task group (multi-level ADWS, CATS).
+struct size_hint {
+  std::size_t bytes = 0;
+};
+
+// A NUMA place (NUMA-WS); inherited by descendants until changed.
+struct place {
+  int id = -1;
+};
+inline constexpr place any_place{-1};
+
+// Leaf size of parallel_for / parallel_reduce: ranges of at most this many iterations run serially.
+struct grain {
+  std::size_t value = 1;
+};
+
+// Per-spawn request for child stealing (help-first): the child is queued and the parent goes on.
+// The default is child-first (work-first): the child runs now and the continuation is stealable.
+struct parent_first_t {
+  explicit parent_first_t() = default;
+};
+inline constexpr parent_first_t parent_first{};
+
+}  // namespace locus

@@ -1,0 +1,8 @@
+// locus: locality-aware fork-join task parallelism.
+#pragma once
+
+#include "locus/algorithms.hpp"
+#include "locus/hints.hpp"
+#include "locus/runtime.hpp"
+#include "locus/stats.hpp"
+#include "locus/task_group.hpp"

@@ -1,0 +1,89 @@
+// locus::runtime: a pool of workers running one scheduler policy on one topology.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "locus/detail/spawn.hpp"
+#include "locus/stats.hpp"
+
+namespace locus {
+
+// Rejected configuration. The message names the variable (or option) and the accepted values.
+class config_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Explicit settings win; unset ones come from the environment (LOCUS_*), then the defaults.
+struct options {
+  std::optional<std::string> sched;         // LOCUS_SCHED: ws (default)
+  std::optional<int> workers;               // LOCUS_WORKERS: default = PUs the process may use
+  std::optional<std::string> topology;      // LOCUS_TOPOLOGY: hwloc synthetic description
+  std::optional<std::size_t> stack_size;    // LOCUS_STACK_SIZE: bytes per user-level thread
+  std::optional<bool> stats_at_exit;        // LOCUS_STATS
+  std::optional<bool> print_config;         // LOCUS_PRINT_CONFIG
+};
+
+namespace detail {
+class runtime_impl;
+runtime_impl* current_runtime() noexcept;
+}  // namespace detail
+
+class runtime {
+ public:
+  runtime();  // everything from the environment
+  explicit runtime(const options& opts);
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+  ~runtime();
+
+  // Runs f on a worker of this runtime and returns its result (or rethrows its exception).
+  // Blocks the calling thread; from inside one of this runtime's tasks it simply calls f.
+  template <class F>
+  std::invoke_result_t<F&> exec(F&& f) {
+    using R = std::invoke_result_t<F&>;
+    if (detail::current_runtime() == impl_.get()) return f();
+    std::packaged_task<R()> job(std::ref(f));
+    auto result = job.get_future();
+    submit(std::make_unique<detail::closure_task<std::packaged_task<R()>>>(std::move(job)));
+    return result.get();
+  }
+
+  int num_workers() const noexcept;
+  const std::string& scheduler() const noexcept;
+  // The effective configuration, one `key = value` per line (what LOCUS_PRINT_CONFIG prints).
+  std::string describe() const;
+  locus::stats stats() const;
+  void reset_stats();
+
+  detail::runtime_impl& impl() noexcept { return *impl_; }
+
+ private:
+  void submit(std::unique_ptr<detail::task_base> task);
+  std::unique_ptr<detail::runtime_impl> impl_;
+};
+
+// The runtime created on first use from the environment, destroyed at exit.
+runtime& default_runtime();
+
+// Runs f on the default runtime (or inline when already on a worker).
+template <class F>
+std::invoke_result_t<F&> root_exec(F&& f) {
+  if (detail::current_runtime() != nullptr) return f();
+  return default_runtime().exec(std::forward<F>(f));
+}
+
+// Index of the calling worker in its runtime, or -1 on a thread that is not a worker.
+int this_worker() noexcept;
+// Number of workers of the runtime the caller runs on (the default runtime's otherwise).
+int num_workers();
+
+}  // namespace locus

@@ -1,0 +1,72 @@
+// locus::task_group: fork-join with continuation stealing.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "locus/detail/spawn.hpp"
+#include "locus/hints.hpp"
+
+namespace locus {
+
+// A set of child tasks joined by wait(). Children run child-first by default: run() starts the
+// child at once on a fresh user-level thread and the caller's continuation becomes stealable.
+//
+// Exceptions: the first exception thrown by a child (in completion order) is rethrown by wait();
+// later ones are destroyed and counted in suppressed_exceptions() and in the runtime statistics.
+// The destructor waits for unfinished children; an exception still pending then is dropped and
+// counted, because a destructor must not throw. A group can be reused after wait() returns.
+//
+// run() and wait() may also be called from a thread that is not a locus worker: the children are
+// then submitted to the default runtime and wait() blocks the calling thread.
+class task_group {
+ public:
+  task_group() noexcept = default;
+  // Group hints: work_hint (total work of the children) and size_hint (working set in bytes).
+  template <class... H>
+  explicit task_group(H... hints) noexcept {
+    const auto h = detail::collect(hints...);
+    state_.hints = h.options;
+    state_.size_bytes = h.size_bytes;
+  }
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+  ~task_group() {
+    if (state_.begun || state_.pending.load(std::memory_order_relaxed) != 0) {
+      detail::wait_noexcept(state_);
+    }
+  }
+
+  // Per-task hints: work_hint, place, parent_first.
+  template <class F, class... H>
+  void run(F&& f, H... hints) {
+    using Fn = std::decay_t<F>;
+    static_assert(std::is_invocable_v<Fn&>, "task_group::run needs a callable taking no arguments");
+    const auto h = detail::collect(hints...);
+    if (h.parent_first) {
+      auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
+      task->options = h.options;
+      detail::spawn_parent_first(state_, std::move(task));
+      return;
+    }
+    detail::spawn_record rec;
+    rec.group = &state_;
+    rec.options = h.options;
+    rec.start = &detail::start_closure<Fn, F&&>;
+    rec.closure = const_cast<void*>(static_cast<const volatile void*>(std::addressof(f)));
+    detail::spawn_child_first(rec);
+  }
+
+  // Joins all children; rethrows the first exception one of them threw.
+  void wait() { detail::wait(state_); }
+
+  unsigned suppressed_exceptions() const noexcept {
+    return state_.suppressed.load(std::memory_order_relaxed);
+  }
+
+ private:
+  detail::group_state state_;
+};
+
+}  // namespace locus
