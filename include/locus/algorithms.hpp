@@ -26,7 +26,8 @@ void parallel_invoke(F&&... fs) {
     auto refs = std::forward_as_tuple(std::forward<F>(fs)...);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (tg.run(std::get<I>(refs), work_hint{1.0}), ...);
-    }(std::make_index_sequence<sizeof...(F) - 1>{});
+    }
+    (std::make_index_sequence<sizeof...(F) - 1>{});
     std::get<sizeof...(F) - 1>(refs)();
     tg.wait();
   }
@@ -59,9 +60,8 @@ T parallel_reduce_range(Index lo, Index hi, const T& identity, const Body& body,
   const Index mid = lo + (hi - lo) / 2;
   T left = identity;
   task_group tg{work_hint{static_cast<double>(hi - lo)}};
-  tg.run(
-      [&] { left = parallel_reduce_range(lo, mid, identity, body, combine, grain_size); },
-      work_hint{static_cast<double>(mid - lo)});
+  tg.run([&] { left = parallel_reduce_range(lo, mid, identity, body, combine, grain_size); },
+         work_hint{static_cast<double>(mid - lo)});
   T right = parallel_reduce_range(mid, hi, identity, body, combine, grain_size);
   tg.wait();
   return combine(std::move(left), std::move(right));
@@ -74,9 +74,9 @@ T parallel_reduce_range(Index lo, Index hi, const T& identity, const Body& body,
 // iteration count.
 template <std::integral Index, class Body>
 void parallel_for(Index first, Index last, Body body, grain g = {}) {
-  static_assert(std::is_invocable_v<const Body&, Index> ||
-                    std::is_invocable_v<const Body&, Index, Index>,
-                "parallel_for body must take (Index) or (Index lo, Index hi)");
+  static_assert(
+      std::is_invocable_v<const Body&, Index> || std::is_invocable_v<const Body&, Index, Index>,
+      "parallel_for body must take (Index) or (Index lo, Index hi)");
   if (last <= first) return;
   detail::parallel_for_range(first, last, body, g.value == 0 ? 1 : g.value);
 }

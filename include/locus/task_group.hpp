@@ -55,11 +55,21 @@ class task_group {
     rec.options = h.options;
     rec.start = &detail::start_closure<Fn, F&&>;
     rec.closure = const_cast<void*>(static_cast<const volatile void*>(std::addressof(f)));
-    detail::spawn_child_first(rec);
+    if (detail::spawn_child_first(rec)) return;
+    auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
+    task->options = h.options;
+    detail::spawn_routed(state_, std::move(task), rec);
   }
 
   // Joins all children; rethrows the first exception one of them threw.
-  void wait() { detail::wait(state_); }
+  void wait() {
+    // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook.
+    if (state_.pending.load(std::memory_order_acquire) == 0 && !state_.begun &&
+        !state_.failed.load(std::memory_order_relaxed)) {
+      return;
+    }
+    detail::wait(state_);
+  }
 
   unsigned suppressed_exceptions() const noexcept {
     return state_.suppressed.load(std::memory_order_relaxed);

@@ -30,13 +30,14 @@ struct suspended {
 
 // What a deque holds: either the continuation of a parent that spawned a child child-first, or a
 // queued (parent-first) task.
-enum class item_kind : std::uint8_t { continuation, task };
+enum class item_kind : std::uint8_t { continuation, task, resume };
 
 struct group_state;
 
 struct work_item {
   explicit work_item(item_kind k) noexcept : kind(k) {}
   item_kind kind;
+  bool submitted = false;  // came from outside the runtime (a root): counted until it finishes
   group_state* group = nullptr;
   spawn_options options{};
 };
@@ -46,7 +47,16 @@ struct spawn_record final : work_item {
   spawn_record() noexcept : work_item(item_kind::continuation) {}
   void (*start)(spawn_record*) = nullptr;  // copies the closure to the child's stack, runs it
   void* closure = nullptr;
-  suspended parent;  // filled in by the core when the parent's continuation is published
+  // Filled in by the core: where the parent's continuation is, the child's stack (to recognise
+  // this record when popping it back), the spawning worker, and, for a spawn from a thread
+  // outside the runtime, the hand-shake that tells the caller the closure has been copied.
+  suspended parent;
+  void* child_stack = nullptr;
+  worker* spawner = nullptr;
+  void* outside = nullptr;
+  // Set when the policy routes this child elsewhere than child-first (see spawn_child_first).
+  std::uint8_t route = 0;
+  int route_target = -1;
 };
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
@@ -66,6 +76,12 @@ struct closure_task final : task_base {
   Fn fn;
 };
 
+// A suspended waiter, queued when a policy resumes it on another worker than the one where its
+// last child finished.
+struct resume_item final : work_item {
+  resume_item() noexcept : work_item(item_kind::resume) {}
+};
+
 // Join state of one task group. `pending` counts children that may still run concurrently with
 // the parent: continuations taken by another worker and queued tasks. A child that ran serially
 // before its parent's continuation is never counted.
@@ -74,6 +90,7 @@ struct group_state {
 
   std::atomic<std::int64_t> pending{0};
   suspended waiter;
+  resume_item resume;  // how the waiter travels when a policy sends it to another worker
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
@@ -87,9 +104,12 @@ struct group_state {
 // thread may resume on another OS thread, so the thread-local lookup must not be cached.
 [[gnu::noinline]] worker* current_worker() noexcept;
 
-void spawn_child_first(spawn_record& rec);
+// Returns false when the scheduler policy routes this child elsewhere; the caller then boxes the
+// closure and calls spawn_routed with the same record.
+[[nodiscard]] bool spawn_child_first(spawn_record& rec);
 void publish_continuation(spawn_record* rec) noexcept;
 void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task);
+void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec);
 void wait(group_state& g);
 void wait_noexcept(group_state& g) noexcept;
 void record_exception(group_state& g, std::exception_ptr e) noexcept;
@@ -98,8 +118,15 @@ template <class Fn, class F>
 void start_closure(spawn_record* rec) {
   // The closure may be a temporary in the parent's frame, which dies once the parent's
   // continuation runs; take it onto the child's stack before the continuation becomes stealable.
-  Fn local(std::forward<F>(*static_cast<std::remove_reference_t<F>*>(rec->closure)));
-  publish_continuation(rec);
+  // The continuation is published even if copying the closure throws: the parent must go on.
+  struct publish_on_exit {
+    spawn_record* rec;
+    ~publish_on_exit() { publish_continuation(rec); }
+  };
+  Fn local = [rec]() -> Fn {
+    publish_on_exit guard{rec};
+    return Fn(std::forward<F>(*static_cast<std::remove_reference_t<F>*>(rec->closure)));
+  }();
   local();
 }
 
@@ -109,10 +136,18 @@ struct collected_hints {
   std::size_t size_bytes = 0;
   bool parent_first = false;
 };
-inline void apply_hint(collected_hints& h, work_hint w) noexcept { h.options.work = w.value; }
-inline void apply_hint(collected_hints& h, place p) noexcept { h.options.place = p.id; }
-inline void apply_hint(collected_hints& h, size_hint s) noexcept { h.size_bytes = s.bytes; }
-inline void apply_hint(collected_hints& h, parent_first_t) noexcept { h.parent_first = true; }
+inline void apply_hint(collected_hints& h, work_hint w) noexcept {
+  h.options.work = w.value;
+}
+inline void apply_hint(collected_hints& h, place p) noexcept {
+  h.options.place = p.id;
+}
+inline void apply_hint(collected_hints& h, size_hint s) noexcept {
+  h.size_bytes = s.bytes;
+}
+inline void apply_hint(collected_hints& h, parent_first_t) noexcept {
+  h.parent_first = true;
+}
 template <class... H>
 collected_hints collect(H... hints) noexcept {
   collected_hints h;

@@ -1,0 +1,132 @@
+#include "config/config.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+
+namespace locus::config {
+namespace {
+
+[[noreturn]] void reject(std::string_view variable, std::string_view text,
+                         std::string_view accepted) {
+  throw config_error("locus: invalid " + std::string(variable) + "='" + std::string(text) +
+                     "'; accepted values: " + std::string(accepted));
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::size_t parse_size(std::string_view variable, std::string_view text) {
+  const std::string_view accepted =
+      "a size in bytes with an optional K, M or G suffix (powers of 1024), between 16K and 1G";
+  const std::string_view t = trim(text);
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (ec != std::errc{} || end == t.data()) reject(variable, text, accepted);
+  std::string_view suffix = trim(std::string_view(end, t.data() + t.size() - end));
+  std::size_t scale = 1;
+  if (!suffix.empty()) {
+    const std::string s = lower(suffix);
+    if (s == "k" || s == "kb" || s == "kib") {
+      scale = std::size_t{1} << 10;
+    } else if (s == "m" || s == "mb" || s == "mib") {
+      scale = std::size_t{1} << 20;
+    } else if (s == "g" || s == "gb" || s == "gib") {
+      scale = std::size_t{1} << 30;
+    } else {
+      reject(variable, text, accepted);
+    }
+  }
+  if (value > std::numeric_limits<std::size_t>::max() / scale) reject(variable, text, accepted);
+  value *= scale;
+  if (value < min_stack_size || value > max_stack_size) reject(variable, text, accepted);
+  return value;
+}
+
+int parse_positive_int(std::string_view variable, std::string_view text) {
+  const std::string_view t = trim(text);
+  int value = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (ec != std::errc{} || end != t.data() + t.size() || value < 1) {
+    reject(variable, text, "a positive integer");
+  }
+  return value;
+}
+
+bool parse_bool(std::string_view variable, std::string_view text) {
+  const std::string s = lower(trim(text));
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off" || s.empty()) return false;
+  reject(variable, text, "1, 0, true, false, yes, no, on, off");
+}
+
+std::string parse_choice(std::string_view variable, std::string_view text,
+                         const std::vector<std::string>& accepted) {
+  const std::string s = lower(trim(text));
+  for (const auto& a : accepted) {
+    if (s == a) return a;
+  }
+  std::string list;
+  for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a;
+  reject(variable, text, list);
+}
+
+settings resolve(const options& o, const std::vector<std::string>& schedulers,
+                 env_lookup getenv_fn) {
+  if (getenv_fn == nullptr) getenv_fn = [](const char* n) -> const char* { return std::getenv(n); };
+  auto env = [&](const char* name) -> std::optional<std::string_view> {
+    const char* v = getenv_fn(name);
+    if (v == nullptr) return std::nullopt;
+    return std::string_view(v);
+  };
+  settings s;
+  if (o.sched) {
+    s.sched = parse_choice("options::sched", *o.sched, schedulers);
+  } else if (auto v = env("LOCUS_SCHED"); v && !trim(*v).empty()) {
+    s.sched = parse_choice("LOCUS_SCHED", *v, schedulers);
+  } else {
+    s.sched = schedulers.front();
+  }
+  if (o.workers) {
+    if (*o.workers < 1)
+      reject("options::workers", std::to_string(*o.workers), "a positive integer");
+    s.workers = *o.workers;
+  } else if (auto v = env("LOCUS_WORKERS"); v && !trim(*v).empty()) {
+    s.workers = parse_positive_int("LOCUS_WORKERS", *v);
+  }
+  if (o.topology) {
+    s.topology = *o.topology;
+  } else if (auto v = env("LOCUS_TOPOLOGY")) {
+    s.topology = std::string(trim(*v));
+  }
+  if (o.stack_size) {
+    s.stack_size = parse_size("options::stack_size", std::to_string(*o.stack_size));
+  } else if (auto v = env("LOCUS_STACK_SIZE"); v && !trim(*v).empty()) {
+    s.stack_size = parse_size("LOCUS_STACK_SIZE", *v);
+  }
+  if (o.stats_at_exit) {
+    s.stats_at_exit = *o.stats_at_exit;
+  } else if (auto v = env("LOCUS_STATS")) {
+    s.stats_at_exit = parse_bool("LOCUS_STATS", *v);
+  }
+  if (o.print_config) {
+    s.print_config = *o.print_config;
+  } else if (auto v = env("LOCUS_PRINT_CONFIG")) {
+    s.print_config = parse_bool("LOCUS_PRINT_CONFIG", *v);
+  }
+  return s;
+}
+
+}  // namespace locus::config

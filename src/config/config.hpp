@@ -1,0 +1,40 @@
+// The effective configuration of a runtime: explicit options, then LOCUS_* variables, then
+// defaults. Every rejected value names its variable and the accepted values.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "locus/runtime.hpp"
+
+namespace locus::config {
+
+inline constexpr std::size_t default_stack_size = 256 * 1024;
+inline constexpr std::size_t min_stack_size = 16 * 1024;
+inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
+
+struct settings {
+  std::string sched;
+  std::optional<int> workers;  // unset: the topology's default
+  std::string topology;        // empty: the real machine
+  std::size_t stack_size = default_stack_size;
+  bool stats_at_exit = false;
+  bool print_config = false;
+};
+
+// `getenv` is injectable for tests.
+using env_lookup = const char* (*)(const char*);
+settings resolve(const options& explicit_options, const std::vector<std::string>& schedulers,
+                 env_lookup getenv_fn = nullptr);
+
+// Parsers, each throwing config_error that names `variable`.
+std::size_t parse_size(std::string_view variable, std::string_view text);
+int parse_positive_int(std::string_view variable, std::string_view text);
+bool parse_bool(std::string_view variable, std::string_view text);
+std::string parse_choice(std::string_view variable, std::string_view text,
+                         const std::vector<std::string>& accepted);
+
+}  // namespace locus::config

@@ -1,0 +1,319 @@
+// Spawn, join and task completion: the paths every task takes. Child-first spawns switch to a
+// fresh user-level thread and leave the parent's continuation in the deque; a child that finds
+// its parent's continuation still there resumes it directly, with no atomic read-modify-write
+// on the group. Only continuations taken by a scheduler (stolen, or picked up locally after the
+// child suspended) are counted in group_state::pending, and only their children decrement it.
+#include <future>
+
+#include "sched/fork_join.hpp"
+#include "sched/runtime_impl.hpp"
+#include "sched/worker.hpp"
+
+namespace locus::detail {
+namespace {
+
+// initial-exec: one %fs-relative load instead of a __tls_get_addr call in the PIC library.
+[[gnu::tls_model("initial-exec")]] thread_local worker* tls_worker = nullptr;
+
+using what = switch_msg::what;
+
+// Only policies with group hooks mark a group as begun; for the others wait() stays inline.
+void begin_group(worker& w, group_state& g) {
+  g.begun = true;
+  w.rt.sched->group_begin(w, g);
+}
+
+// Work a thread outside the runtime spawned child-first: the caller blocks until the closure
+// has been copied onto the child's stack, then returns; the child finishes like a queued task.
+struct outside_start final : task_base {
+  explicit outside_start(spawn_record* r) : rec(r) {}
+  void execute() override { rec->start(rec); }
+  spawn_record* rec;
+  std::promise<void> copied;
+};
+
+void spawn_from_outside(spawn_record& rec) {
+  runtime& rt = default_runtime();
+  auto task = std::make_unique<outside_start>(&rec);
+  auto copied = task->copied.get_future();
+  rec.outside = task.get();
+  task->group = rec.group;
+  task->options = rec.options;
+  rec.group->pending.fetch_add(1, std::memory_order_relaxed);
+  rt.impl().submit(std::move(task));
+  copied.wait();
+}
+
+void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
+  task->group = &g;
+  g.pending.fetch_add(1, std::memory_order_relaxed);
+  w.counters.spawns.add();
+  w.deque.push(task.release());
+  w.rt.notify_work();
+}
+
+bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* me) noexcept {
+  // Address equality alone could be an unrelated record reusing the same stack slot after the
+  // parent moved on; the child stack pins it to this very spawn.
+  return item == rec && static_cast<spawn_record*>(item)->child_stack == me;
+}
+
+void run_inline(worker& w, group_state& g, task_base* raw) {
+  std::unique_ptr<task_base> task(raw);
+  try {
+    task->execute();
+  } catch (...) {
+    record_exception(g, std::current_exception());
+  }
+  task.reset();
+  (void)w;
+  g.pending.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+// Children queued parent-first by this group may still sit in our deque: run them here rather
+// than suspend (help-first join).
+void help_with_own_tasks(group_state& g) {
+  while (g.pending.load(std::memory_order_acquire) != 0) {
+    worker* w = current_worker();  // a helped task may have moved us to another worker
+    auto item = w->deque.pop();
+    if (!item) return;
+    if ((*item)->kind == item_kind::task && (*item)->group == &g) {
+      run_inline(*w, g, static_cast<task_base*>(*item));
+      continue;
+    }
+    w->deque.push(*item);
+    return;
+  }
+}
+
+void suspend_until_joined(worker* w, group_state& g) {
+  w->counters.suspensions.add();
+  w->running->suspended = true;
+  switch_msg msg{what::parked, w, w->running, &g, nullptr};
+  w->running = &w->native;
+  resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
+  // Resumed by the last child or by a scheduler: only the waiter flag is left.
+  g.pending.store(0, std::memory_order_relaxed);
+}
+
+void finish_group(group_state& g) {
+  if (g.begun) {
+    worker* w = current_worker();
+    if (w != nullptr && w->rt.hooks.group) w->rt.sched->group_end(*w, g);
+    g.begun = false;
+  }
+  if (g.failed.load(std::memory_order_acquire)) {
+    g.failed.store(false, std::memory_order_relaxed);
+    std::rethrow_exception(std::exchange(g.exception, nullptr));
+  }
+}
+
+}  // namespace
+
+[[gnu::noipa]] worker* current_worker() noexcept {
+  return tls_worker;
+}
+void set_current_worker(worker* w) noexcept {
+  tls_worker = w;
+}
+
+runtime_impl* current_runtime() noexcept {
+  worker* w = current_worker();
+  return w != nullptr ? &w->rt : nullptr;
+}
+
+namespace {
+
+// Runs one child-first child on this context; returns once the context has been handed a new
+// job (it is parked in the stack pool in between).
+ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
+  auto* rec = static_cast<spawn_record*>(m->item);
+  rec->parent.ctx = parent_ctx;
+  group_state* g = rec->group;
+  worker* w = m->w;
+  ult::stack* me = w->running;
+  try {
+    rec->start(rec);  // publishes the continuation: from here on `rec` may die at any time
+  } catch (...) {
+    record_exception(*g, std::current_exception());
+  }
+  // Only a child that suspended can have moved to another worker.
+  if (me->suspended) {
+    me->suspended = false;
+    w = current_worker();
+  }
+  if (auto item = w->deque.pop()) {
+    if (is_own_parent(*item, rec, me)) {
+      // Serial case: nobody took the continuation, so the parent simply goes on.
+      auto* parent_stack = static_cast<ult::stack*>(rec->parent.stack);
+      w->running = parent_stack;
+      switch_msg msg{what::finished, w, me, nullptr, nullptr};
+      return ult::switch_to(rec->parent.ctx, *parent_stack, &msg);
+    }
+    w->deque.push(*item);
+  }
+  return complete_concurrent_child(w, g, me);
+}
+
+ult::transfer run_task(const switch_msg* m) {
+  auto* raw = static_cast<task_base*>(m->item);
+  group_state* g = raw->group;
+  const bool root = raw->submitted;
+  {
+    std::unique_ptr<task_base> task(raw);
+    try {
+      task->execute();
+    } catch (...) {
+      if (g != nullptr) {
+        record_exception(*g, std::current_exception());
+      } else {
+        current_worker()->rt.count_suppressed_exception();
+      }
+    }
+  }
+  worker* w = current_worker();
+  w->running->suspended = false;
+  if (root) w->rt.root_finished();
+  return complete_concurrent_child(w, g, w->running);
+}
+
+}  // namespace
+
+void fiber_main(ult::transfer t) {
+  ult::entered();
+  for (;;) {
+    const auto* m = static_cast<const switch_msg*>(t.data);
+    if (m->kind == what::start_child) {
+      t = run_child(m, t.fctx);
+    } else {
+      resumed(t);
+      t = run_task(m);
+    }
+  }
+}
+
+ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* me) noexcept {
+  switch_msg msg{what::finished, w, me, nullptr, nullptr};
+  if (g != nullptr &&
+      g->pending.fetch_sub(1, std::memory_order_acq_rel) == group_state::waiter_flag + 1) {
+    // Last child of a parked waiter: hand this worker over to it.
+    const suspended waiter = g->waiter;
+    runtime_impl& rt = w->rt;
+    const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
+    if (target == w->index || !rt.at(target).offer(&g->resume)) {
+      auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
+      w->running = waiter_stack;
+      return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
+    }
+    w->counters.mailbox_pushes.add();
+    rt.wake_all_for_mailbox();
+  }
+  w->running = &w->native;
+  return ult::switch_to(w->sched_ctx, w->native, &msg);
+}
+
+bool spawn_child_first(spawn_record& rec) {
+  worker* w = current_worker();
+  if (w == nullptr) {
+    spawn_from_outside(rec);
+    return true;
+  }
+  group_state& g = *rec.group;
+  if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
+  if (w->rt.hooks.spawn) {
+    const spawn_decision d = w->rt.sched->on_spawn(*w, rec);
+    if (d.what != spawn_decision::action::child_first) {
+      rec.route = static_cast<std::uint8_t>(d.what);
+      rec.route_target = d.target;
+      return false;
+    }
+  }
+  w->counters.spawns.add();
+  ult::stack* child = w->stacks.acquire();
+  rec.parent.stack = w->running;
+  rec.child_stack = child;
+  rec.spawner = w;
+  switch_msg msg{what::start_child, w, nullptr, nullptr, &rec};
+  w->running = child;
+  resumed(ult::switch_to(fiber_context(*child), *child, &msg));
+  return true;
+}
+
+void publish_continuation(spawn_record* rec) noexcept {
+  if (rec->outside != nullptr) {
+    static_cast<outside_start*>(rec->outside)->copied.set_value();
+    return;
+  }
+  worker* w = rec->spawner;
+  w->deque.push(rec);
+  w->rt.notify_work();
+}
+
+void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
+  worker* w = current_worker();
+  if (w == nullptr) {
+    task->group = &g;
+    g.pending.fetch_add(1, std::memory_order_relaxed);
+    default_runtime().impl().submit(std::move(task));
+    return;
+  }
+  if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
+  queue_locally(*w, g, std::move(task));
+}
+
+void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
+  worker* w = current_worker();
+  const auto action = static_cast<spawn_decision::action>(rec.route);
+  if (action == spawn_decision::action::send && rec.route_target >= 0 &&
+      rec.route_target < w->rt.size() && rec.route_target != w->index) {
+    task->group = &g;
+    g.pending.fetch_add(1, std::memory_order_relaxed);
+    task_base* raw = task.release();
+    if (w->rt.at(rec.route_target).offer(raw)) {
+      w->counters.spawns.add();
+      w->counters.mailbox_pushes.add();
+      w->rt.wake_all_for_mailbox();
+      return;
+    }
+    task.reset(raw);  // mailbox occupied: keep it here
+    g.pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  queue_locally(*w, g, std::move(task));
+}
+
+void wait(group_state& g) {
+  worker* w = current_worker();
+  if (w == nullptr) {
+    if (g.pending.load(std::memory_order_acquire) != 0) {
+      default_runtime().exec([&g] { wait(g); });
+      return;
+    }
+    finish_group(g);
+    return;
+  }
+  if (g.pending.load(std::memory_order_acquire) != 0) {
+    help_with_own_tasks(g);
+    if (g.pending.load(std::memory_order_acquire) != 0) suspend_until_joined(current_worker(), g);
+  }
+  finish_group(g);
+}
+
+void wait_noexcept(group_state& g) noexcept {
+  try {
+    wait(g);
+  } catch (...) {
+    g.suppressed.fetch_add(1, std::memory_order_relaxed);
+    if (worker* w = current_worker()) w->rt.count_suppressed_exception();
+  }
+}
+
+void record_exception(group_state& g, std::exception_ptr e) noexcept {
+  if (!g.failed.exchange(true, std::memory_order_acq_rel)) {
+    g.exception = std::move(e);
+    return;
+  }
+  g.suppressed.fetch_add(1, std::memory_order_relaxed);
+  if (worker* w = current_worker()) w->rt.count_suppressed_exception();
+}
+
+}  // namespace locus::detail

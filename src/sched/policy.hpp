@@ -1,0 +1,84 @@
+// The interface between the generic worker loop and a scheduler policy (DESIGN.md §2).
+//
+// The core owns threads, stacks, one Chase-Lev deque and one single-entry mailbox per worker, and
+// the join protocol. A policy decides where work goes and where idle workers look for it. Hooks
+// that sit on hot paths (spawn, task-group begin/end, a waiter becoming ready) are only called
+// when the policy asks for them in hooks(), so ws pays one predictable branch and nothing else.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "locus/detail/spawn.hpp"
+
+namespace locus::detail {
+
+class worker;
+class runtime_impl;
+
+struct policy_hooks {
+  bool spawn = false;  // on_spawn for every spawn
+  bool group = false;  // group_begin / group_end for every task group
+  bool ready = false;  // on_ready when a suspended waiter's last child finishes
+};
+
+// What to do with a new child (on_spawn).
+struct spawn_decision {
+  enum class action {
+    child_first,   // run the child now; the parent's continuation becomes stealable (default)
+    parent_first,  // queue the child in this worker's deque; the parent goes on
+    send,          // hand the not-yet-started child to worker `target` (its mailbox)
+  };
+  action what = action::child_first;
+  int target = -1;
+};
+
+class policy {
+ public:
+  virtual ~policy() = default;
+  virtual std::string_view name() const noexcept = 0;
+  virtual policy_hooks hooks() const noexcept { return {}; }
+
+  // Called once the workers exist, before any task runs (per-worker and per-place state).
+  virtual void attach(runtime_impl& rt) { (void)rt; }
+
+  virtual spawn_decision on_spawn(worker& w, work_item& child) {
+    (void)w;
+    (void)child;
+    return {};
+  }
+  // Task-group lifecycle: group_begin before the group's first child starts, group_end when its
+  // wait() completes. Per-group state goes in group_state::policy_data.
+  virtual void group_begin(worker& w, group_state& g) {
+    (void)w;
+    (void)g;
+  }
+  virtual void group_end(worker& w, group_state& g) {
+    (void)w;
+    (void)g;
+  }
+  // The last child of a suspended waiter finished on `w`. Return the worker index that should
+  // resume the waiter: w's own index resumes it at once; another index sends the continuation
+  // to that worker's mailbox (e.g. NUMA-WS pushing it to its place, ADWS to its owner).
+  virtual int on_ready(worker& w, group_state& g);
+
+  // An idle worker whose own deque and mailbox are empty asks for work: steal (from whom, how
+  // many) or take from policy-owned queues. Returns nullptr after one round of attempts; the
+  // core handles spinning, back-off and sleeping between rounds.
+  virtual work_item* find_work(worker& w) = 0;
+};
+
+struct policy_entry {
+  std::string_view name;
+  std::string_view description;
+  std::unique_ptr<policy> (*make)();
+};
+
+// Every scheduler selectable through LOCUS_SCHED / options::sched, the default first.
+const std::vector<policy_entry>& policy_registry();
+std::vector<std::string> policy_names();
+std::unique_ptr<policy> make_policy(std::string_view name);
+
+}  // namespace locus::detail

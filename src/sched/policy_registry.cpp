@@ -1,0 +1,35 @@
+#include <string>
+
+#include "sched/policy.hpp"
+#include "sched/worker.hpp"
+
+namespace locus::detail {
+
+std::unique_ptr<policy> make_ws_policy();
+
+int policy::on_ready(worker& w, group_state& g) {
+  (void)g;
+  return w.index;
+}
+
+const std::vector<policy_entry>& policy_registry() {
+  static const std::vector<policy_entry> entries{
+      {"ws", "random work stealing, child-first, one task per steal", &make_ws_policy},
+  };
+  return entries;
+}
+
+std::vector<std::string> policy_names() {
+  std::vector<std::string> names;
+  for (const auto& e : policy_registry()) names.emplace_back(e.name);
+  return names;
+}
+
+std::unique_ptr<policy> make_policy(std::string_view name) {
+  for (const auto& e : policy_registry()) {
+    if (e.name == name) return e.make();
+  }
+  return nullptr;  // resolve() has already rejected unknown names
+}
+
+}  // namespace locus::detail

@@ -1,0 +1,48 @@
+// The public runtime object and the default runtime.
+#include "locus/runtime.hpp"
+
+#include "sched/runtime_impl.hpp"
+
+namespace locus {
+
+runtime::runtime() : runtime(options{}) {}
+runtime::runtime(const options& opts) : impl_(std::make_unique<detail::runtime_impl>(opts)) {}
+runtime::~runtime() = default;
+
+void runtime::submit(std::unique_ptr<detail::task_base> task) {
+  impl_->submit(std::move(task));
+}
+int runtime::num_workers() const noexcept {
+  return impl_->size();
+}
+const std::string& runtime::scheduler() const noexcept {
+  return impl_->settings.sched;
+}
+std::string runtime::describe() const {
+  return impl_->describe();
+}
+locus::stats runtime::stats() const {
+  return impl_->stats();
+}
+void runtime::reset_stats() {
+  impl_->reset_stats();
+}
+
+runtime& default_runtime() {
+  // Created on first use; destroyed at exit after main returns (its destructor joins the
+  // workers and prints the statistics when LOCUS_STATS is set).
+  static runtime instance;
+  return instance;
+}
+
+int this_worker() noexcept {
+  detail::worker* w = detail::current_worker();
+  return w != nullptr ? w->index : -1;
+}
+
+int num_workers() {
+  if (detail::runtime_impl* rt = detail::current_runtime()) return rt->size();
+  return default_runtime().num_workers();
+}
+
+}  // namespace locus

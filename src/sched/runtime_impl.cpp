@@ -1,0 +1,193 @@
+#include "sched/runtime_impl.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+#include "sched/fork_join.hpp"
+
+namespace locus::detail {
+namespace {
+
+void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
+                const timespec* timeout) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected,
+            timeout, nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>* word, int count) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
+            nullptr, 0);
+}
+
+topo::topology load_topology(const config::settings& s) {
+  if (!s.topology.empty()) return topo::topology::synthetic(s.topology, "LOCUS_TOPOLOGY");
+  return topo::topology::detect();
+}
+
+int worker_count(const config::settings& s, const topo::topology& t) {
+  const int n = s.workers.value_or(t.default_workers());
+  if (n > t.num_leaves()) {
+    throw config_error("locus: invalid LOCUS_WORKERS='" + std::to_string(n) +
+                       "'; accepted values: 1 to " + std::to_string(t.num_leaves()) +
+                       " (the processing units of the topology '" + t.describe() +
+                       "'; set LOCUS_TOPOLOGY to a larger synthetic topology to test more "
+                       "workers)");
+  }
+  return n;
+}
+
+}  // namespace
+
+runtime_impl::runtime_impl(const options& opts)
+    : settings(config::resolve(opts, policy_names())),
+      topology(load_topology(settings)),
+      sched(make_policy(settings.sched)),
+      hooks(sched->hooks()),
+      arena_(settings.stack_size) {
+  const int n = worker_count(settings, topology);
+  ult::install_overflow_handler();
+  workers_.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    workers_.push_back(std::make_unique<worker>(*this, i, i, distance_levels(), arena_));
+  }
+  distance_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      distance_[static_cast<std::size_t>(a * n + b)] = topology.distance(a, b);
+    }
+  }
+  sched->attach(*this);
+  if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
+  const bool pin = topology.can_pin(n);
+  for (auto& wp : workers_) {
+    worker* w = wp.get();
+    w->thread = std::thread([this, w, pin] {
+      set_current_worker(w);
+      if (pin) topology.pin_current_thread(w->leaf);
+      ult::prepare_thread_for_overflow_reports();
+      w->native = ult::describe_native_stack();
+      w->running = &w->native;
+      w->main_loop();
+      set_current_worker(nullptr);
+    });
+  }
+}
+
+runtime_impl::~runtime_impl() {
+  stopping_.store(true, std::memory_order_release);
+  wake_all();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  if (settings.stats_at_exit) std::fprintf(stderr, "%s", stats().to_text().c_str());
+}
+
+void runtime_impl::submit(std::unique_ptr<task_base> task) {
+  task->submitted = true;
+  roots_active_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(submit_mutex_);
+    submitted_.push_back(std::move(task));
+    submitted_count_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  wake_one();
+}
+
+task_base* runtime_impl::take_submitted() noexcept {
+  std::lock_guard lock(submit_mutex_);
+  if (submitted_.empty()) return nullptr;
+  task_base* t = submitted_.front().release();
+  submitted_.pop_front();
+  submitted_count_.fetch_sub(1, std::memory_order_relaxed);
+  return t;
+}
+
+bool runtime_impl::any_work_visible() const noexcept {
+  if (submitted_count_.load(std::memory_order_seq_cst) != 0) return true;
+  for (const auto& w : workers_) {
+    if (!w->deque.empty() || w->mailbox.load(std::memory_order_relaxed) != nullptr) return true;
+  }
+  return false;
+}
+
+void runtime_impl::sleep(worker& w) noexcept {
+  const std::uint32_t epoch = wake_epoch_.load(std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  if (!any_work_visible() && !stopping()) {
+    w.counters.sleeps.add();
+    // Pushes check for sleepers without a fence (the spawn path stays cheap), so a wake-up can
+    // be missed while tasks run; a short timeout bounds that. With no root running, nothing
+    // can create work without submit()'s fenced wake-up, and the sleep is unbounded: an idle
+    // runtime uses no CPU.
+    static constexpr timespec missed_wakeup_bound{0, 2'000'000};
+    const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
+    futex_wait(&wake_epoch_, epoch, busy ? &missed_wakeup_bound : nullptr);
+  }
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void runtime_impl::wake_one() noexcept {
+  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(&wake_epoch_, 1);
+}
+
+void runtime_impl::wake_all() noexcept {
+  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(&wake_epoch_, 1 << 30);
+}
+
+locus::stats runtime_impl::stats() const {
+  locus::stats s;
+  s.scheduler = settings.sched;
+  s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  for (const auto& w : workers_) {
+    const worker_counters& c = w->counters;
+    worker_stats ws;
+    ws.worker = w->index;
+    ws.busy_s = static_cast<double>(c.busy_ns.get()) * 1e-9;
+    ws.idle_s = static_cast<double>(c.idle_ns.get()) * 1e-9;
+    ws.overhead_s = static_cast<double>(c.overhead_ns.get()) * 1e-9;
+    ws.spawns = c.spawns.get();
+    ws.suspensions = c.suspensions.get();
+    ws.local_resumes = c.local_resumes.get();
+    ws.sleeps = c.sleeps.get();
+    ws.mailbox_pushes = c.mailbox_pushes.get();
+    for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
+    for (const auto& x : c.failed_steals) ws.failed_steals_by_level.push_back(x.get());
+    s.workers.push_back(std::move(ws));
+  }
+  return s;
+}
+
+void runtime_impl::reset_stats() noexcept {
+  suppressed_.store(0, std::memory_order_relaxed);
+  for (auto& w : workers_) {
+    worker_counters& c = w->counters;
+    for (counter* x : {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.mailbox_pushes,
+                       &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+      x->reset();
+    }
+    for (auto& x : c.steals) x.reset();
+    for (auto& x : c.failed_steals) x.reset();
+  }
+}
+
+std::string runtime_impl::describe() const {
+  std::ostringstream out;
+  out << "locus configuration\n";
+  out << "  LOCUS_SCHED        = " << settings.sched << '\n';
+  out << "  LOCUS_WORKERS      = " << size() << '\n';
+  out << "  LOCUS_TOPOLOGY     = " << (settings.topology.empty() ? "(this machine) " : "")
+      << topology.describe() << '\n';
+  out << "  pinned             = " << (topology.can_pin(size()) ? "yes" : "no") << '\n';
+  out << "  LOCUS_STACK_SIZE   = " << settings.stack_size << '\n';
+  out << "  LOCUS_STATS        = " << (settings.stats_at_exit ? 1 : 0) << '\n';
+  return out.str();
+}
+
+}  // namespace locus::detail

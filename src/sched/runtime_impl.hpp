@@ -1,0 +1,91 @@
+// Shared state of one runtime: configuration, topology, policy, workers, the queue of tasks
+// submitted from outside, and the sleep/wake machinery.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "locus/runtime.hpp"
+#include "sched/policy.hpp"
+#include "sched/worker.hpp"
+#include "topology/topology.hpp"
+#include "ult/stack.hpp"
+
+namespace locus::detail {
+
+class runtime_impl {
+ public:
+  explicit runtime_impl(const options& opts);
+  runtime_impl(const runtime_impl&) = delete;
+  runtime_impl& operator=(const runtime_impl&) = delete;
+  ~runtime_impl();
+
+  const config::settings settings;
+  const topo::topology topology;
+  const std::unique_ptr<policy> sched;
+  const policy_hooks hooks;
+
+  int size() const noexcept { return static_cast<int>(workers_.size()); }
+  worker& at(int i) noexcept { return *workers_[static_cast<std::size_t>(i)]; }
+  // Topology distance level between two workers (0 = same worker).
+  int distance(int a, int b) const { return distance_[static_cast<std::size_t>(a * size() + b)]; }
+  int distance_levels() const noexcept { return topology.max_distance() + 1; }
+
+  // Tasks submitted from threads that are not workers of this runtime.
+  void submit(std::unique_ptr<task_base> task);
+  task_base* take_submitted() noexcept;
+  bool has_submitted() const noexcept {
+    return submitted_count_.load(std::memory_order_relaxed) != 0;
+  }
+  void root_finished() noexcept { roots_active_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // New stealable work appeared: wake a sleeper if there is one. Cheap when nobody sleeps.
+  void notify_work() noexcept {
+    if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+  }
+  // Work was put in a mailbox: the owner may be asleep, and futexes cannot target one thread.
+  void wake_all_for_mailbox() noexcept {
+    if (sleepers_.load(std::memory_order_relaxed) > 0) wake_all();
+  }
+  // Puts the calling worker to sleep until work may have appeared.
+  void sleep(worker& w) noexcept;
+  bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
+  bool any_work_visible() const noexcept;
+
+  void count_suppressed_exception() noexcept {
+    suppressed_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  locus::stats stats() const;
+  void reset_stats() noexcept;
+  std::string describe() const;
+
+ private:
+  void wake_one() noexcept;
+  void wake_all() noexcept;
+
+  ult::stack_arena arena_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::vector<int> distance_;
+
+  std::mutex submit_mutex_;
+  std::deque<std::unique_ptr<task_base>> submitted_;
+  std::atomic<std::size_t> submitted_count_{0};
+
+  alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};
+  alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<int> roots_active_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> suppressed_{0};
+};
+
+// The runtime a worker thread belongs to (nullptr elsewhere).
+runtime_impl* runtime_of(worker* w) noexcept;
+
+}  // namespace locus::detail

@@ -1,0 +1,139 @@
+// The generic worker loop: take local work, then mail, then submitted roots, then ask the
+// policy to steal; spin, yield, then sleep when there is nothing.
+#include "sched/worker.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include "sched/fork_join.hpp"
+#include "sched/runtime_impl.hpp"
+
+namespace locus::detail {
+namespace {
+
+std::uint64_t now_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Rounds of failed searches before yielding the CPU, and before sleeping.
+constexpr unsigned spin_rounds = 64;
+constexpr unsigned yield_rounds = 96;
+
+}  // namespace
+
+worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_levels,
+               ult::stack_arena& arena)
+    : rt(runtime),
+      index(idx),
+      leaf(leaf_index),
+      stacks(arena),
+      counters(distance_levels),
+      rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}
+
+void worker::main_loop() {
+  std::uint64_t mark = now_ns();
+  while (true) {
+    work_item* item = find_work();
+    const std::uint64_t found = now_ns();
+    counters.idle_ns.add(found - mark);
+    if (item == nullptr) return;
+    mark = found;
+    dispatch(item);
+    const std::uint64_t done = now_ns();
+    counters.overhead_ns.add(done - mark);
+    mark = done;
+  }
+}
+
+work_item* worker::find_work() {
+  unsigned rounds = 0;
+  while (!rt.stopping()) {
+    if (auto item = deque.pop()) {
+      if ((*item)->kind == item_kind::continuation) counters.local_resumes.add();
+      return *item;
+    }
+    if (mailbox.load(std::memory_order_relaxed) != nullptr) {
+      if (work_item* mail = mailbox.exchange(nullptr, std::memory_order_acq_rel)) return mail;
+    }
+    if (rt.has_submitted()) {
+      if (task_base* root = rt.take_submitted()) return root;
+    }
+    if (work_item* stolen = rt.sched->find_work(*this)) return stolen;
+    ++rounds;
+    if (rounds < spin_rounds) {
+      for (int i = 0; i < 16; ++i) cpu_relax();
+    } else if (rounds < yield_rounds) {
+      ::sched_yield();
+    } else {
+      rt.sleep(*this);
+      rounds = 0;
+    }
+  }
+  return nullptr;
+}
+
+void worker::dispatch(work_item* item) {
+  while (item != nullptr) {
+    ult::fcontext ctx = nullptr;
+    ult::stack* stk = nullptr;
+    work_item* payload = nullptr;
+    switch (item->kind) {
+      case item_kind::continuation: {
+        // The child is running elsewhere or suspended: from now on it runs concurrently with
+        // its parent, so the group must wait for it.
+        auto* rec = static_cast<spawn_record*>(item);
+        rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
+        ctx = static_cast<ult::fcontext>(rec->parent.ctx);
+        stk = static_cast<ult::stack*>(rec->parent.stack);
+        break;
+      }
+      case item_kind::task:
+        stk = stacks.acquire();
+        ctx = fiber_context(*stk);
+        payload = item;
+        break;
+      case item_kind::resume:
+        ctx = static_cast<ult::fcontext>(item->group->waiter.ctx);
+        stk = static_cast<ult::stack*>(item->group->waiter.stack);
+        break;
+    }
+    running = stk;
+    switch_msg msg{switch_msg::what::from_scheduler, this, nullptr, nullptr, payload};
+    // Busy time is what runs between switching into a context and getting control back.
+    const std::uint64_t start = now_ns();
+    const ult::transfer t = ult::switch_to(ctx, *stk, &msg);
+    counters.busy_ns.add(now_ns() - start);
+    item = after_return(t);
+  }
+}
+
+work_item* worker::after_return(const ult::transfer& t) {
+  const auto* m = static_cast<const switch_msg*>(t.data);
+  if (m->kind == switch_msg::what::finished) {
+    m->stack->parked = t.fctx;
+    stacks.release(m->stack);
+    return nullptr;
+  }
+  if (m->kind != switch_msg::what::parked) return nullptr;
+  group_state* g = m->group;
+  g->waiter = {t.fctx, m->stack};
+  g->resume.group = g;
+  if (g->pending.fetch_add(group_state::waiter_flag, std::memory_order_acq_rel) == 0) {
+    // Every child finished while the waiter was switching out: resume it right away.
+    return &g->resume;
+  }
+  return nullptr;
+}
+
+}  // namespace locus::detail

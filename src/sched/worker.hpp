@@ -1,0 +1,104 @@
+// One worker: an OS thread with a deque, a mailbox, a stack pool and the scheduler context that
+// user-level threads return to.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "locus/detail/spawn.hpp"
+#include "locus/stats.hpp"
+#include "queue/chase_lev_deque.hpp"
+#include "ult/context.hpp"
+#include "ult/stack.hpp"
+
+namespace locus::detail {
+
+class runtime_impl;
+
+// Counters written by their worker only and read by stats(): relaxed atomics so that reading
+// them concurrently is defined, with plain load+store increments (no locked instruction).
+struct counter {
+  std::atomic<std::uint64_t> value{0};
+  void add(std::uint64_t n = 1) noexcept {
+    value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
+  void reset() noexcept { value.store(0, std::memory_order_relaxed); }
+};
+
+struct worker_counters {
+  explicit worker_counters(int levels) : steals(levels), failed_steals(levels) {}
+  counter spawns, suspensions, local_resumes, sleeps, mailbox_pushes;
+  counter busy_ns, idle_ns, overhead_ns;
+  std::vector<counter> steals;
+  std::vector<counter> failed_steals;
+};
+
+// Message handed across a context switch: tells the resumed side which worker it now runs on
+// and what the suspended side needs done.
+struct switch_msg {
+  enum class what : std::uint8_t {
+    from_scheduler,  // the scheduler resumed or started this context; save its context
+    finished,        // the switching task finished: release `stack`
+    parked,          // the switching task waits on `group` (to the scheduler only)
+    start_child,     // a fresh child-first context: `item` is its spawn record
+  };
+  what kind;
+  worker* w;
+  ult::stack* stack = nullptr;
+  group_state* group = nullptr;
+  work_item* item = nullptr;
+};
+
+class alignas(64) worker {
+ public:
+  worker(runtime_impl& rt, int index, int leaf, int distance_levels, ult::stack_arena& arena);
+  worker(const worker&) = delete;
+  worker& operator=(const worker&) = delete;
+
+  runtime_impl& rt;
+  const int index;
+  const int leaf;  // topology leaf this worker is bound to
+
+  queue::chase_lev_deque<work_item*> deque{256};
+  // Single-entry mailbox for work pushed by other workers (NUMA-WS, ADWS migration).
+  std::atomic<work_item*> mailbox{nullptr};
+
+  ult::stack_pool stacks;
+  ult::stack native;                  // this OS thread's own stack: the scheduler runs on it
+  ult::fcontext sched_ctx = nullptr;  // valid while a user-level thread runs on this worker
+  ult::stack* running = nullptr;      // stack of the context running on this worker
+
+  worker_counters counters;
+  std::uint64_t rng_state;
+  void* policy_data = nullptr;
+
+  std::uint32_t next_random() noexcept {
+    // xorshift64*: cheap, per worker, good enough for victim selection.
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return static_cast<std::uint32_t>((rng_state * 0x2545F4914F6CDD1DULL) >> 32);
+  }
+
+  // Offers `item` to this worker's mailbox; false if it is occupied.
+  bool offer(work_item* item) noexcept {
+    work_item* expected = nullptr;
+    return mailbox.compare_exchange_strong(expected, item, std::memory_order_acq_rel);
+  }
+
+  void main_loop();
+  std::thread thread;
+
+ private:
+  work_item* find_work();
+  void dispatch(work_item* item);
+  work_item* after_return(const ult::transfer& t);
+};
+
+// The worker the calling OS thread belongs to (nullptr on other threads).
+void set_current_worker(worker* w) noexcept;
+
+}  // namespace locus::detail

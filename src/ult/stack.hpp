@@ -1,0 +1,87 @@
+// Stacks for user-level threads: carved from mmap'd slabs, each with a PROT_NONE guard region
+// below it so that an overflow faults instead of corrupting a neighbour.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace locus::ult {
+
+struct stack {
+  std::byte* lo = nullptr;          // lowest usable address; the guard lies just below
+  std::size_t size = 0;             // usable bytes
+  void* sanitizer_fiber = nullptr;  // ThreadSanitizer fiber bound to this stack
+  // A finished task's context stays parked at the bottom of its entry loop, ready to run the
+  // next task without building a new context (null for a fresh stack).
+  void* parked = nullptr;
+  bool suspended = false;  // the task on this stack suspended at a join since it started
+  stack* next_free = nullptr;
+  std::byte* top() const noexcept { return lo + size; }
+};
+
+// Owns every slab of one runtime. Slabs are only unmapped when the arena is destroyed, so the
+// overflow handler can check a faulting address against them without locks.
+class stack_arena {
+ public:
+  explicit stack_arena(std::size_t stack_bytes);
+  stack_arena(const stack_arena&) = delete;
+  stack_arena& operator=(const stack_arena&) = delete;
+  ~stack_arena();
+
+  std::size_t stack_bytes() const noexcept { return stack_bytes_; }
+  // A chain (linked through next_free) of `count` fresh stacks.
+  stack* allocate_chain(std::size_t count);
+
+  // Global pool shared by the workers' local pools: a worker returns a batch when its local
+  // pool grows too large and takes one back before mapping new memory.
+  void give_back(stack* chain, std::size_t count);
+  stack* take_batch(std::size_t* count);
+
+  static constexpr std::size_t guard_bytes = 64 * 1024;
+
+ private:
+  struct slab;
+  std::size_t stack_bytes_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<slab>> slabs_;
+  stack* pool_ = nullptr;
+  std::size_t pool_count_ = 0;
+};
+
+// Per-worker cache of free stacks (owner thread only).
+class stack_pool {
+ public:
+  explicit stack_pool(stack_arena& arena) : arena_(&arena) {}
+  stack* acquire() {
+    if (free_ == nullptr) refill();
+    stack* s = free_;
+    free_ = s->next_free;
+    --count_;
+    return s;
+  }
+  void release(stack* s) noexcept {
+    s->next_free = free_;
+    free_ = s;
+    if (++count_ > high_water) spill();
+  }
+  std::size_t cached() const noexcept { return count_; }
+
+  static constexpr std::size_t batch = 16;
+  static constexpr std::size_t high_water = 4 * batch;
+
+ private:
+  void refill();
+  void spill() noexcept;
+  stack_arena* arena_;
+  stack* free_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// Installs (once per process) the SIGSEGV handler that turns a guard-page hit into a clear
+// message, and gives the calling thread an alternate signal stack to run it on.
+void install_overflow_handler();
+void prepare_thread_for_overflow_reports();
+
+}  // namespace locus::ult
