@@ -1,0 +1,127 @@
+// fib: the naive doubly recursive Fibonacci with a spawn at every call down to n < 2 and no
+// cutoff at all. Almost no work per task, so it measures the cost of a spawn and a join: with
+// one worker, locus/serial is the per-spawn overhead of the work-first fast path.
+#include <cstdint>
+#include <string>
+
+#include <locus/task_group.hpp>
+
+#include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
+namespace locus_bench {
+
+namespace {
+
+std::int64_t fib_serial(int n) {
+  if (n < 2) return n;
+  return fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+std::int64_t fib_locus(int n) {
+  if (n < 2) return n;
+  std::int64_t a = 0;
+  locus::task_group tg;
+  tg.run([&] { a = fib_locus(n - 1); });
+  const std::int64_t b = fib_locus(n - 2);
+  tg.wait();
+  return a + b;
+}
+
+#if LOCUS_BENCH_PEERS
+
+std::int64_t fib_tbb(int n) {
+  if (n < 2) return n;
+  std::int64_t a = 0;
+  tbb::task_group tg;
+  tg.run([&] { a = fib_tbb(n - 1); });
+  const std::int64_t b = fib_tbb(n - 2);
+  tg.wait();
+  return a + b;
+}
+
+std::int64_t fib_omp(int n) {
+  if (n < 2) return n;
+  std::int64_t a = 0;
+#pragma omp task default(none) shared(a) firstprivate(n)
+  a = fib_omp(n - 1);
+  const std::int64_t b = fib_omp(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
+
+#endif
+
+// The reference: iterative, exact for n <= 92.
+std::int64_t fib_iterative(int n) {
+  std::int64_t a = 0, b = 1;
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t next = a + b;
+    a = b;
+    b = next;
+  }
+  return a;
+}
+
+class fib_instance final : public instance {
+ public:
+  explicit fib_instance(int n) : n_(n), expected_(fib_iterative(n)) {}
+
+  void reset() override { result_ = -1; }
+
+  void run(const run_context& ctx) override {
+    switch (ctx.which) {
+      case impl::serial:
+        result_ = fib_serial(n_);
+        break;
+      case impl::locus:
+        result_ = fib_locus(n_);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        result_ = fib_tbb(n_);
+        break;
+      case impl::omp:
+        result_ = fib_omp(n_);
+        break;
+#endif
+      default:
+        break;
+    }
+  }
+
+  verdict verify() const override {
+    verdict v;
+    v.result = std::to_string(result_);
+    v.ok = result_ == expected_;
+    if (!v.ok) v.message = "fib(" + std::to_string(n_) + ") = " + std::to_string(expected_);
+    return v;
+  }
+
+ private:
+  int n_;
+  std::int64_t expected_;
+  std::int64_t result_ = -1;
+};
+
+}  // namespace
+
+benchmark make_fib_benchmark() {
+  benchmark b;
+  b.name = "fib";
+  b.description =
+      "naive recursive Fibonacci, one task per call down to n < 2 (no cutoff): spawn and join "
+      "overhead. Verified against an iterative fib.";
+  b.params = {param_spec::integer("n", "compute fib(n), with fib(n+1) - 1 spawns",
+                                  {"20", "30", "35"}, 0, 92)};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
+    return std::make_unique<fib_instance>(static_cast<int>(p.integer("n")));
+  };
+  return b;
+}
+
+}  // namespace locus_bench

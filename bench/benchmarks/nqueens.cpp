@@ -1,0 +1,174 @@
+// nqueens: counts the placements of n non-attacking queens on an n x n board by exhaustive
+// search, one row at a time. Every safe column of a row is a task (the BOTS nqueens shape), down
+// to the last row unless `cutoff` says otherwise; the board is three bit masks passed by value.
+// Verified against the known solution counts (OEIS A000170).
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <locus/task_group.hpp>
+
+#include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
+namespace locus_bench {
+
+namespace {
+
+constexpr int max_n = 16;
+
+// Solutions for n = 1..16.
+constexpr std::array<std::uint64_t, max_n + 1> known_solutions{
+    0, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512};
+
+// Columns, and the two diagonal directions, attacked in the current row.
+struct board {
+  std::uint32_t cols = 0, left = 0, right = 0;
+};
+
+struct problem {
+  int n;
+  int cutoff;  // rows >= cutoff are searched serially; 0: no cutoff
+  std::uint32_t full;
+
+  std::uint32_t free_cols(const board& b) const { return ~(b.cols | b.left | b.right) & full; }
+  board place(const board& b, std::uint32_t bit) const {
+    return {b.cols | bit, ((b.left | bit) << 1) & full, (b.right | bit) >> 1};
+  }
+  bool serial_below(int row) const { return cutoff > 0 && row >= cutoff; }
+};
+
+std::uint64_t solve_serial(const problem& p, int row, board b) {
+  if (row == p.n) return 1;
+  std::uint64_t count = 0;
+  for (std::uint32_t avail = p.free_cols(b); avail != 0; avail &= avail - 1) {
+    count += solve_serial(p, row + 1, p.place(b, avail & -avail));
+  }
+  return count;
+}
+
+std::uint64_t solve_locus(const problem& p, int row, board b) {
+  if (row == p.n) return 1;
+  if (p.serial_below(row)) return solve_serial(p, row, b);
+  std::array<std::uint64_t, max_n> counts{};
+  int k = 0;
+  locus::task_group tg;
+  for (std::uint32_t avail = p.free_cols(b); avail != 0; avail &= avail - 1, ++k) {
+    const board next = p.place(b, avail & -avail);
+    tg.run([&p, &counts, k, row, next] { counts[k] = solve_locus(p, row + 1, next); });
+  }
+  tg.wait();
+  std::uint64_t count = 0;
+  for (int i = 0; i < k; ++i) count += counts[i];
+  return count;
+}
+
+#if LOCUS_BENCH_PEERS
+
+std::uint64_t solve_tbb(const problem& p, int row, board b) {
+  if (row == p.n) return 1;
+  if (p.serial_below(row)) return solve_serial(p, row, b);
+  std::array<std::uint64_t, max_n> counts{};
+  int k = 0;
+  tbb::task_group tg;
+  for (std::uint32_t avail = p.free_cols(b); avail != 0; avail &= avail - 1, ++k) {
+    const board next = p.place(b, avail & -avail);
+    tg.run([&p, &counts, k, row, next] { counts[k] = solve_tbb(p, row + 1, next); });
+  }
+  tg.wait();
+  std::uint64_t count = 0;
+  for (int i = 0; i < k; ++i) count += counts[i];
+  return count;
+}
+
+std::uint64_t solve_omp(const problem* p, int row, board b) {
+  if (row == p->n) return 1;
+  if (p->serial_below(row)) return solve_serial(*p, row, b);
+  std::array<std::uint64_t, max_n> counts{};
+  std::uint64_t* slots = counts.data();
+  int k = 0;
+  for (std::uint32_t avail = p->free_cols(b); avail != 0; avail &= avail - 1, ++k) {
+    const board next = p->place(b, avail & -avail);
+#pragma omp task default(none) firstprivate(p, slots, k, row, next)
+    slots[k] = solve_omp(p, row + 1, next);
+  }
+#pragma omp taskwait
+  std::uint64_t count = 0;
+  for (int i = 0; i < k; ++i) count += counts[i];
+  return count;
+}
+
+#endif
+
+class nqueens_instance final : public instance {
+ public:
+  nqueens_instance(int n, int cutoff) : p_{n, cutoff, (std::uint32_t{1} << n) - 1} {}
+
+  void reset() override { result_ = ~std::uint64_t{0}; }
+
+  void run(const run_context& ctx) override {
+    switch (ctx.which) {
+      case impl::serial:
+        result_ = solve_serial(p_, 0, {});
+        break;
+      case impl::locus:
+        result_ = solve_locus(p_, 0, {});
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        result_ = solve_tbb(p_, 0, {});
+        break;
+      case impl::omp:
+        result_ = solve_omp(&p_, 0, {});
+        break;
+#endif
+      default:
+        break;
+    }
+  }
+
+  verdict verify() const override {
+    verdict v;
+    const std::uint64_t expected = known_solutions[static_cast<std::size_t>(p_.n)];
+    v.result = std::to_string(result_);
+    v.ok = result_ == expected;
+    if (!v.ok) {
+      v.message = std::to_string(p_.n) + " queens have " + std::to_string(expected) +
+                  " solutions, not " + v.result;
+    }
+    return v;
+  }
+
+ private:
+  problem p_;
+  std::uint64_t result_ = ~std::uint64_t{0};
+};
+
+}  // namespace
+
+benchmark make_nqueens_benchmark() {
+  benchmark b;
+  b.name = "nqueens";
+  b.description =
+      "count the solutions of the n-queens problem, one task per safe column of every row. "
+      "Verified against the known counts for n = 1..16.";
+  b.params = {
+      param_spec::integer("n", "board size", {"8", "12", "14"}, 1, max_n),
+      param_spec::integer("cutoff",
+                          "rows with index >= cutoff (row 0 is the first) are searched serially "
+                          "inside their task; 0 = no cutoff, a task per column down to the last "
+                          "row",
+                          {"0", "0", "0"}, 0, max_n),
+  };
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
+    return std::make_unique<nqueens_instance>(static_cast<int>(p.integer("n")),
+                                              static_cast<int>(p.integer("cutoff")));
+  };
+  return b;
+}
+
+}  // namespace locus_bench

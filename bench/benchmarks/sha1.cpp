@@ -1,0 +1,100 @@
+#include "benchmarks/sha1.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace locus_bench::sha1 {
+
+namespace {
+
+constexpr std::uint32_t rotl(std::uint32_t x, int n) noexcept {
+  return (x << n) | (x >> (32 - n));
+}
+
+std::uint32_t load_be32(const std::uint8_t* p) noexcept {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
+  p[0] = static_cast<std::uint8_t>(v >> 24);
+  p[1] = static_cast<std::uint8_t>(v >> 16);
+  p[2] = static_cast<std::uint8_t>(v >> 8);
+  p[3] = static_cast<std::uint8_t>(v);
+}
+
+// Processes one 64-byte block: the 80-step compression function with a 16-word rolling message
+// schedule.
+void compress(std::array<std::uint32_t, 5>& h, const std::uint8_t* block) noexcept {
+  std::uint32_t w[16];
+  for (int i = 0; i < 16; ++i) w[i] = load_be32(block + 4 * i);
+  std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+  for (int t = 0; t < 80; ++t) {
+    if (t >= 16) {
+      w[t & 15] = rotl(w[(t + 13) & 15] ^ w[(t + 8) & 15] ^ w[(t + 2) & 15] ^ w[t & 15], 1);
+    }
+    std::uint32_t f, k;
+    if (t < 20) {
+      f = (b & c) | (~b & d);
+      k = 0x5A827999u;
+    } else if (t < 40) {
+      f = b ^ c ^ d;
+      k = 0x6ED9EBA1u;
+    } else if (t < 60) {
+      f = (b & c) | (b & d) | (c & d);
+      k = 0x8F1BBCDCu;
+    } else {
+      f = b ^ c ^ d;
+      k = 0xCA62C1D6u;
+    }
+    const std::uint32_t temp = rotl(a, 5) + f + e + k + w[t & 15];
+    e = d;
+    d = c;
+    c = rotl(b, 30);
+    b = a;
+    a = temp;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+}
+
+}  // namespace
+
+digest hash(std::span<const std::uint8_t> data) noexcept {
+  std::array<std::uint32_t, 5> h{0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u};
+  std::size_t done = 0;
+  for (; data.size() - done >= 64; done += 64) compress(h, data.data() + done);
+
+  // Padding: the rest, 0x80, zeros, and the message length in bits as a 64-bit big-endian
+  // number, filling one block, or two when the rest leaves fewer than 9 bytes.
+  std::uint8_t tail[128] = {};
+  const std::size_t rest = data.size() - done;
+  if (rest != 0) std::memcpy(tail, data.data() + done, rest);
+  tail[rest] = 0x80;
+  const std::size_t tail_len = rest + 9 <= 64 ? 64 : 128;
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  store_be32(tail + tail_len - 8, static_cast<std::uint32_t>(bits >> 32));
+  store_be32(tail + tail_len - 4, static_cast<std::uint32_t>(bits));
+  compress(h, tail);
+  if (tail_len == 128) compress(h, tail + 64);
+
+  digest out;
+  for (int i = 0; i < 5; ++i) store_be32(out.data() + 4 * i, h[i]);
+  return out;
+}
+
+std::string to_hex(const digest& d) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(40);
+  for (const std::uint8_t byte : d) {
+    s += hex[byte >> 4];
+    s += hex[byte & 15];
+  }
+  return s;
+}
+
+}  // namespace locus_bench::sha1

@@ -1,0 +1,298 @@
+// uts: Unbalanced Tree Search (UTS 2.1; Olivier et al., LCPC 2006). Counts the nodes, leaves
+// and depth of an implicitly defined random tree (see uts_tree.hpp) whose shape is unknown until
+// it is explored: the classic load-balancing stress for work stealing. Every child is a task
+// (a task group per node), as in the BOTS and Cilk versions; the child's SHA-1 is computed in
+// its own task. Named trees verify against their published counts, custom trees against the
+// serial search.
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <locus/task_group.hpp>
+
+#include "benchmarks/uts_tree.hpp"
+#include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
+namespace locus_bench {
+
+namespace {
+
+using uts::counts;
+using uts::state;
+using uts::tree_params;
+
+// Sums the subtrees of one node's children as they finish, possibly on different workers.
+struct accumulator {
+  std::atomic<std::uint64_t> nodes{0};
+  std::atomic<std::uint64_t> leaves{0};
+  std::atomic<int> depth{0};
+
+  void add(const counts& c) noexcept {
+    nodes.fetch_add(c.nodes, std::memory_order_relaxed);
+    leaves.fetch_add(c.leaves, std::memory_order_relaxed);
+    int d = depth.load(std::memory_order_relaxed);
+    while (c.depth > d && !depth.compare_exchange_weak(d, c.depth, std::memory_order_relaxed)) {
+    }
+  }
+  // After the join: the node itself plus its children's subtrees.
+  counts node_total() const noexcept {
+    return {1 + nodes.load(std::memory_order_relaxed), leaves.load(std::memory_order_relaxed),
+            depth.load(std::memory_order_relaxed)};
+  }
+};
+
+counts search_locus(const tree_params& t, const state& s, int height) {
+  const int k = uts::num_children(t, s, height);
+  if (k <= 0) return {1, 1, height};
+  accumulator acc;
+  locus::task_group tg;
+  for (int i = 0; i < k; ++i) {
+    tg.run([&t, &s, &acc, i, height] {
+      acc.add(search_locus(t, uts::child_state(s, i), height + 1));
+    });
+  }
+  tg.wait();
+  return acc.node_total();
+}
+
+#if LOCUS_BENCH_PEERS
+
+counts search_tbb(const tree_params& t, const state& s, int height) {
+  const int k = uts::num_children(t, s, height);
+  if (k <= 0) return {1, 1, height};
+  accumulator acc;
+  tbb::task_group tg;
+  for (int i = 0; i < k; ++i) {
+    tg.run(
+        [&t, &s, &acc, i, height] { acc.add(search_tbb(t, uts::child_state(s, i), height + 1)); });
+  }
+  tg.wait();
+  return acc.node_total();
+}
+
+counts search_omp(const tree_params* t, const state* s, int height) {
+  const int k = uts::num_children(*t, *s, height);
+  if (k <= 0) return {1, 1, height};
+  accumulator acc;
+  accumulator* a = &acc;
+  for (int i = 0; i < k; ++i) {
+#pragma omp task default(none) firstprivate(t, s, a, i, height)
+    {
+      const state child = uts::child_state(*s, i);
+      a->add(search_omp(t, &child, height + 1));
+    }
+  }
+#pragma omp taskwait
+  return acc.node_total();
+}
+
+#endif
+
+class uts_instance final : public instance {
+ public:
+  uts_instance(tree_params t, counts expected, std::string source)
+      : t_(t),
+        root_(uts::root_state(t.root_seed)),
+        expected_(expected),
+        source_(std::move(source)) {}
+
+  void reset() override { result_.reset(); }
+
+  void run(const run_context& ctx) override {
+    switch (ctx.which) {
+      case impl::serial:
+        result_ = uts::search_serial(t_, root_, 0);
+        break;
+      case impl::locus:
+        result_ = search_locus(t_, root_, 0);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        result_ = search_tbb(t_, root_, 0);
+        break;
+      case impl::omp:
+        result_ = search_omp(&t_, &root_, 0);
+        break;
+#endif
+      default:
+        break;
+    }
+  }
+
+  verdict verify() const override {
+    verdict v;
+    if (!result_) {
+      v.message = "no result";
+      return v;
+    }
+    v.result = uts::to_string(*result_);
+    v.ok = *result_ == expected_;
+    if (!v.ok) v.message = "expected " + uts::to_string(expected_) + " (" + source_ + ")";
+    return v;
+  }
+
+ private:
+  tree_params t_;
+  state root_;
+  counts expected_;
+  std::string source_;
+  std::optional<counts> result_;
+};
+
+const char* const custom_keys[] = {"type", "b0", "d", "shape", "q", "m", "r", "f"};
+
+std::string type_name(uts::tree_type t) {
+  switch (t) {
+    case uts::tree_type::binomial:
+      return "bin";
+    case uts::tree_type::geometric:
+      return "geo";
+    case uts::tree_type::hybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
+std::string shape_name(uts::geo_shape s) {
+  switch (s) {
+    case uts::geo_shape::linear:
+      return "linear";
+    case uts::geo_shape::expdec:
+      return "expdec";
+    case uts::geo_shape::cyclic:
+      return "cyclic";
+    case uts::geo_shape::fixed:
+      return "fixed";
+  }
+  return "?";
+}
+
+// The shortest text that reads back as v.
+std::string number_text(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Drops the keys that do not apply to a tree of t's type.
+void drop_unused(param_values& p, const tree_params& t) {
+  if (t.type == uts::tree_type::binomial) {
+    p.erase("shape");
+    p.erase("d");
+  }
+  if (t.type == uts::tree_type::geometric) {
+    p.erase("q");
+    p.erase("m");
+  }
+  if (t.type != uts::tree_type::hybrid) p.erase("f");
+}
+
+// Records a named tree's UTS parameters in params, so that the output says what ran.
+void record_tree(param_values& p, const tree_params& t) {
+  using k = param_spec::kind;
+  p.set("type", type_name(t.type), k::choice);
+  p.set("b0", number_text(t.b0), k::real);
+  p.set("shape", shape_name(t.shape), k::choice);
+  p.set("d", std::to_string(t.gen_mx), k::integer);
+  p.set("q", number_text(t.q), k::real);
+  p.set("m", std::to_string(t.m), k::integer);
+  p.set("f", number_text(t.shift_depth), k::real);
+  p.set("r", std::to_string(t.root_seed), k::integer);
+  drop_unused(p, t);
+}
+
+std::unique_ptr<instance> prepare_uts(param_values& p) {
+  const std::string tree = p.text("tree");
+  if (tree != "custom") {
+    for (const char* key : custom_keys) {
+      if (p.user_set(key)) {
+        throw usage_error(std::string("--set uts.") + key +
+                          ": applies only to tree=custom (tree=" + tree + " fixes its parameters)");
+      }
+    }
+    const uts::named_tree* named = uts::find_tree(tree);
+    if (named == nullptr) throw usage_error("--set uts.tree: unknown tree '" + tree + "'");
+    record_tree(p, named->params);
+    return std::make_unique<uts_instance>(named->params, named->expected,
+                                          std::string(named->source));
+  }
+
+  tree_params t;
+  const std::string type = p.text("type");
+  t.type = type == "bin"   ? uts::tree_type::binomial
+           : type == "geo" ? uts::tree_type::geometric
+                           : uts::tree_type::hybrid;
+  const std::string shape = p.text("shape");
+  t.shape = shape == "linear"   ? uts::geo_shape::linear
+            : shape == "expdec" ? uts::geo_shape::expdec
+            : shape == "cyclic" ? uts::geo_shape::cyclic
+                                : uts::geo_shape::fixed;
+  t.b0 = p.real("b0");
+  t.gen_mx = static_cast<int>(p.integer("d"));
+  t.q = p.real("q");
+  t.m = static_cast<int>(p.integer("m"));
+  t.root_seed = static_cast<int>(p.integer("r"));
+  t.shift_depth = p.real("f");
+  if (t.type != uts::tree_type::geometric && t.q * t.m >= 1.0) {
+    throw usage_error("--set uts.q, uts.m: q * m = " + number_text(t.q * t.m) +
+                      " must be below 1, or the binomial tree is infinite with positive "
+                      "probability (expected size 1 / (1 - q m))");
+  }
+  drop_unused(p, t);
+  // The serial search is the reference for a tree nobody published.
+  const counts reference = uts::search_serial(t);
+  return std::make_unique<uts_instance>(t, reference,
+                                        "custom tree: reference from the serial search");
+}
+
+}  // namespace
+
+benchmark make_uts_benchmark() {
+  std::vector<std::string> trees;
+  for (const auto& t : uts::named_trees()) trees.emplace_back(t.name);
+  trees.emplace_back("custom");
+  const std::string custom = " (tree=custom only; UTS default)";
+
+  benchmark b;
+  b.name = "uts";
+  b.description =
+      "Unbalanced Tree Search 2.1 with the SHA-1 splittable RNG: count a random tree's nodes, "
+      "a task per child. Named trees verify against published counts (T1..T5, T1L, T2L, T3L, "
+      "T1XL from UTS's sample_trees.sh; S1 and S3 are small trees of this harness), custom ones "
+      "against the serial search.";
+  b.params = {
+      param_spec::choice("tree",
+                         "T1 4.1M nodes (geometric, fixed), T2 (geometric, cyclic), T3 4.1M "
+                         "(binomial, depth 1572), T4 (hybrid), T5 (geometric, linear), T1L 102M, "
+                         "T2L 97M, T3L 111M (depth 17844), T1XL 1.6G; S1 257K (T1 cut at depth "
+                         "8), S3 248K (a subtree of T3); custom: the keys below",
+                         {"S1", "T1", "T1L"}, trees),
+      param_spec::choice("type", "tree type: bin, geo or hybrid (-t)" + custom,
+                         {"geo", "geo", "geo"}, {"bin", "geo", "hybrid"}),
+      param_spec::real("b0", "root branching factor (-b)" + custom, {"4", "4", "4"}, 0, 1e6),
+      param_spec::integer("d", "geometric depth parameter gen_mx (-d)" + custom, {"6", "6", "6"}, 1,
+                          1000000),
+      param_spec::choice("shape", "geometric shape function (-a)" + custom,
+                         {"linear", "linear", "linear"}, {"linear", "expdec", "cyclic", "fixed"}),
+      param_spec::real("q", "binomial probability of a non-leaf (-q)" + custom,
+                       {"0.234375", "0.234375", "0.234375"}, 0, 1),
+      param_spec::integer("m", "binomial children of a non-leaf (-m)" + custom, {"4", "4", "4"}, 0,
+                          100000),
+      param_spec::integer("r", "root seed (-r)" + custom, {"0", "0", "0"}, 0, 2147483647),
+      param_spec::real("f", "hybrid: geometric above depth f*d, binomial below (-f)" + custom,
+                       {"0.5", "0.5", "0.5"}, 0, 1),
+  };
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.prepare = prepare_uts;
+  return b;
+}
+
+}  // namespace locus_bench

@@ -1,0 +1,350 @@
+#include "harness/cli.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+namespace locus_bench {
+
+namespace {
+
+constexpr int max_workers = 4096;
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+int parse_count(std::string_view flag, std::string_view text, int min, int max) {
+  int v = 0;
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, v);
+  if (text.empty() || r.ec != std::errc{} || r.ptr != end || v < min || v > max) {
+    throw usage_error(std::string(flag) + ": invalid value '" + std::string(text) +
+                      "': expected an integer in [" + std::to_string(min) + ", " +
+                      std::to_string(max) + "]");
+  }
+  return v;
+}
+
+template <class T>
+void append_unique(std::vector<T>& list, T value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+}
+
+std::string impl_names_text() {
+  std::string s;
+  for (const impl i : all_impls) {
+    if (!s.empty()) s += ", ";
+    s += to_string(i);
+  }
+  return s;
+}
+
+std::string keys_of(const benchmark& b) {
+  if (b.params.empty()) return b.name + " has no parameters";
+  std::string s = b.name + " accepts ";
+  for (std::size_t i = 0; i < b.params.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += b.params[i].name;
+  }
+  return s;
+}
+
+constexpr std::string_view run_flags =
+    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json";
+
+}  // namespace
+
+int default_reps(size_class size) noexcept {
+  switch (size) {
+    case size_class::small:
+      return 3;
+    case size_class::medium:
+      return 7;
+    case size_class::large:
+      return 5;
+  }
+  return 7;
+}
+
+std::string configuration::label() const {
+  switch (which) {
+    case impl::serial:
+      return "serial";
+    case impl::locus:
+      return "locus/" + sched + "/" + std::to_string(workers);
+    default:
+      return std::string(to_string(which)) + "/" + std::to_string(workers);
+  }
+}
+
+cli_options parse_command_line(const std::vector<std::string>& args) {
+  cli_options o;
+  if (args.empty()) throw usage_error("missing command: expected list, info, run or help");
+  const std::string& cmd = args[0];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    o.cmd = command::help;
+    return o;
+  }
+  if (cmd == "list") {
+    if (args.size() > 1) throw usage_error("list: unexpected argument '" + args[1] + "'");
+    o.cmd = command::list;
+    return o;
+  }
+  if (cmd == "info") {
+    if (args.size() != 2) throw usage_error("info: expected exactly one benchmark name");
+    o.cmd = command::info;
+    o.benches.push_back(args[1]);
+    return o;
+  }
+  if (cmd != "run") {
+    throw usage_error("unknown command '" + cmd + "': expected list, info, run or help");
+  }
+  o.cmd = command::run;
+
+  bool seen_size = false, seen_reps = false, seen_warmup = false;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!o.benches.empty()) {
+        throw usage_error("run: unexpected argument '" + arg +
+                          "' (give several benchmarks as one comma-separated list)");
+      }
+      for (auto& name : split(arg, ',')) {
+        if (name.empty()) throw usage_error("run: empty benchmark name in '" + arg + "'");
+        append_unique(o.benches, std::move(name));
+      }
+      continue;
+    }
+    // --flag=value or --flag value
+    std::string flag = arg, value;
+    bool has_value = false;
+    if (const auto eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    if (flag == "--json") {
+      if (has_value) throw usage_error("--json takes no value");
+      o.json = true;
+      continue;
+    }
+    static const std::vector<std::string> valued{"--size",    "--set",  "--impl",  "--sched",
+                                                 "--workers", "--reps", "--warmup"};
+    if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
+      throw usage_error("run: unknown option '" + flag + "'; accepted: " + std::string(run_flags));
+    }
+    if (!has_value) {
+      if (i + 1 >= args.size()) throw usage_error(flag + ": missing value");
+      value = args[++i];
+    }
+
+    if (flag == "--size") {
+      if (seen_size) throw usage_error("--size given more than once");
+      seen_size = true;
+      const auto s = parse_size(value);
+      if (!s) {
+        throw usage_error("--size: invalid value '" + value +
+                          "': expected one of small, medium, large");
+      }
+      o.size = *s;
+    } else if (flag == "--set") {
+      const auto eq = value.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+        throw usage_error("--set: invalid value '" + value +
+                          "': expected key=value (or bench.key=value)");
+      }
+      o.sets.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    } else if (flag == "--impl") {
+      for (const auto& name : split(value, ',')) {
+        const auto which = parse_impl(name);
+        if (!which) {
+          throw usage_error("--impl: invalid value '" + name + "': expected a comma-separated " +
+                            "list of " + impl_names_text());
+        }
+        if (!impl_compiled(*which)) {
+          throw usage_error("--impl: '" + name +
+                            "' is not available: this locus-bench was built without "
+                            "LOCUS_BENCH_PEERS (available: serial, locus)");
+        }
+        append_unique(o.impls, *which);
+      }
+    } else if (flag == "--sched") {
+      for (auto& name : split(value, ',')) {
+        if (name.empty()) {
+          throw usage_error("--sched: empty scheduler name in '" + value +
+                            "': expected a comma-separated list such as ws,adws");
+        }
+        append_unique(o.scheds, std::move(name));
+      }
+    } else if (flag == "--workers") {
+      for (const auto& w : split(value, ',')) {
+        append_unique(o.workers, parse_count("--workers", w, 1, max_workers));
+      }
+    } else if (flag == "--reps") {
+      if (seen_reps) throw usage_error("--reps given more than once");
+      seen_reps = true;
+      o.reps = parse_count("--reps", value, 1, 1000000);
+    } else if (flag == "--warmup") {
+      if (seen_warmup) throw usage_error("--warmup given more than once");
+      seen_warmup = true;
+      o.warmup = parse_count("--warmup", value, 0, 1000000);
+    }
+  }
+  if (o.benches.empty()) throw usage_error("run: missing benchmark name (or all)");
+  return o;
+}
+
+run_plan make_plan(const cli_options& opts, const registry& reg, int default_workers) {
+  run_plan plan;
+  plan.size = opts.size;
+  plan.reps = opts.reps.value_or(default_reps(opts.size));
+  plan.warmup = opts.warmup;
+  plan.json = opts.json;
+
+  // Benchmarks.
+  bool explicit_names = true;
+  std::vector<const benchmark*> selected;
+  for (const auto& name : opts.benches) {
+    if (name == "all") {
+      explicit_names = false;
+      for (const auto& b : reg.all()) append_unique(selected, &b);
+      continue;
+    }
+    const benchmark* b = reg.find(name);
+    if (b == nullptr) {
+      throw usage_error("run: unknown benchmark '" + name + "'; known: " + reg.names() +
+                        " (or all)");
+    }
+    append_unique(selected, b);
+  }
+
+  for (const benchmark* b : selected) {
+    bench_plan bp;
+    bp.bench = b;
+    bp.params = b->defaults(opts.size);
+    plan.benches.push_back(std::move(bp));
+  }
+
+  // --set: bench.key=value targets one benchmark, key=value every selected one that has the key.
+  for (const auto& [key, value] : opts.sets) {
+    std::string bench_name, param = key;
+    if (const auto dot = key.find('.'); dot != std::string::npos) {
+      bench_name = key.substr(0, dot);
+      param = key.substr(dot + 1);
+    }
+    bool applied = false;
+    std::string known;
+    for (auto& bp : plan.benches) {
+      if (!bench_name.empty() && bp.bench->name != bench_name) continue;
+      const param_spec* spec = bp.bench->find_param(param);
+      if (spec == nullptr) {
+        if (!known.empty()) known += "; ";
+        known += keys_of(*bp.bench);
+        continue;
+      }
+      spec->validate(value, "--set " + bp.bench->name + "." + param);
+      bp.params.set(param, value, spec->type, true);
+      applied = true;
+    }
+    if (!applied) {
+      if (!bench_name.empty() && reg.find(bench_name) == nullptr) {
+        throw usage_error("--set " + key + ": unknown benchmark '" + bench_name +
+                          "'; known: " + reg.names());
+      }
+      if (known.empty()) {
+        throw usage_error("--set " + key + ": benchmark '" + bench_name +
+                          "' is not among those being run");
+      }
+      throw usage_error("--set " + key + ": unknown parameter '" + param + "'; " + known);
+    }
+  }
+
+  // Configurations.
+  const std::vector<std::string> scheds =
+      opts.scheds.empty() ? std::vector<std::string>{"ws"} : opts.scheds;
+  const std::vector<int> workers =
+      opts.workers.empty() ? std::vector<int>{default_workers} : opts.workers;
+  for (auto& bp : plan.benches) {
+    std::vector<impl> impls;
+    if (opts.impls.empty()) {
+      impls = bp.bench->impls;
+    } else {
+      for (const impl i : opts.impls) {
+        if (bp.bench->supports(i)) {
+          impls.push_back(i);
+        } else if (explicit_names) {
+          throw usage_error("--impl: benchmark " + bp.bench->name + " has no " +
+                            std::string(to_string(i)) + " implementation");
+        }
+      }
+    }
+    for (const impl i : impls) {
+      if (i == impl::serial) {
+        bp.configs.push_back({impl::serial, "", 1});
+      } else if (i == impl::locus) {
+        for (const auto& s : scheds) {
+          for (const int w : workers) bp.configs.push_back({impl::locus, s, w});
+        }
+      } else {
+        for (const int w : workers) bp.configs.push_back({i, "", w});
+      }
+    }
+  }
+  std::erase_if(plan.benches, [](const bench_plan& bp) { return bp.configs.empty(); });
+  if (plan.benches.empty()) {
+    throw usage_error("--impl: none of the selected benchmarks has any of those implementations");
+  }
+  return plan;
+}
+
+std::string usage() {
+  std::ostringstream s;
+  s << "usage:\n"
+       "  locus-bench list                 benchmark names, one per line\n"
+       "  locus-bench info BENCH           parameters, defaults per size, implementations\n"
+       "  locus-bench run BENCH[,BENCH...]|all [options]\n"
+       "  locus-bench help\n"
+       "\n"
+       "run options (LIST = comma-separated; list options may be repeated):\n"
+       "  --size small|medium|large   parameter defaults (default medium)\n"
+       "  --set KEY=VALUE             override a parameter; BENCH.KEY=VALUE for one benchmark\n"
+       "  --impl LIST                 serial, locus, tbb, omp (default: all the benchmark has)\n"
+       "  --sched LIST                locus schedulers (default ws); locus impl only\n"
+       "  --workers LIST              worker counts (default: the CPUs this process may use);\n"
+       "                              serial always runs once with 1\n"
+       "  --reps R                    timed repetitions (default: small 3, medium 7, large 5)\n"
+       "  --warmup W                  untimed repetitions before them (default 1)\n"
+       "  --json                      one JSON object per configuration on stdout\n"
+       "\n"
+       "Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...), so ratios\n"
+       "are measured side by side. Every repetition is verified; a failure exits with status 1,\n"
+       "a bad argument with status 2. Progress goes to stderr.\n";
+  return s.str();
+}
+
+std::string describe(const benchmark& b) {
+  std::ostringstream s;
+  s << b.name << ": " << b.description << "\n";
+  s << "implementations:";
+  for (const impl i : b.impls) s << ' ' << to_string(i);
+  s << "\nparameters (--set KEY=VALUE; defaults small / medium / large):\n";
+  for (const auto& p : b.params) {
+    s << "  " << p.name << " = " << p.defaults[0] << " / " << p.defaults[1] << " / "
+      << p.defaults[2] << "\n      " << p.description << "\n      accepts " << p.accepted() << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace locus_bench

@@ -1,0 +1,18 @@
+// Machine facts and process set-up for locus-bench.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace locus_bench {
+
+// CPUs this process may run on (sched_getaffinity), or hardware_concurrency when that fails.
+int available_cpus() noexcept;
+
+// Runs body on a fresh thread with a `stack_bytes` stack and returns its result; the calling
+// thread waits. The serial elision, the oneTBB arena's calling thread and the OpenMP master
+// thread all recurse on this stack, which must hold the deepest tree (UTS T3L: 17844 levels).
+// Exceptions thrown by body are rethrown here.
+int run_on_stack(std::size_t stack_bytes, const std::function<int()>& body);
+
+}  // namespace locus_bench

@@ -1,0 +1,314 @@
+#include "harness/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include <locus/runtime.hpp>
+#include <locus/stats.hpp>
+
+#include "harness/json.hpp"
+#include "harness/regions.hpp"
+
+namespace locus_bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t0) {
+  return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Seconds with four significant digits at any scale: 12.35, 0.1235, 0.0001235.
+std::string secs(double v) {
+  char buf[64];
+  if (v >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+
+// Everything the runs of one configuration need and produce.
+struct config_run {
+  configuration config;
+  std::unique_ptr<region> where;
+  locus::runtime* rt = nullptr;  // locus only
+  std::optional<locus::stats> stats;
+  config_result result;
+};
+
+using runtime_key = std::pair<std::string, int>;
+
+std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_plan& plan) {
+  std::map<runtime_key, std::unique_ptr<locus::runtime>> runtimes;
+  for (const auto& bp : plan.benches) {
+    for (const auto& c : bp.configs) {
+      if (c.which != impl::locus) continue;
+      const runtime_key key{c.sched, c.workers};
+      if (runtimes.count(key) != 0) continue;
+      locus::options opts;
+      opts.sched = c.sched;
+      opts.workers = c.workers;
+      try {
+        runtimes.emplace(key, std::make_unique<locus::runtime>(opts));
+      } catch (const locus::config_error& e) {
+        throw usage_error("--sched " + c.sched + " --workers " + std::to_string(c.workers) +
+                          ": locus rejected the configuration: " + e.what());
+      }
+    }
+  }
+  return runtimes;
+}
+
+int max_workers_of(const run_plan& plan, impl which) {
+  int m = 0;
+  for (const auto& bp : plan.benches) {
+    for (const auto& c : bp.configs) {
+      if (c.which == which) m = std::max(m, c.workers);
+    }
+  }
+  return m;
+}
+
+std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) {
+  switch (c.which) {
+    case impl::serial:
+      return make_serial_region();
+    case impl::locus:
+      return make_locus_region(*rt);
+    case impl::tbb:
+      return make_tbb_region(c.workers);
+    case impl::omp:
+      return make_omp_region(c.workers);
+  }
+  return make_serial_region();
+}
+
+// Runs all configurations of one benchmark; returns whether every run verified.
+bool run_benchmark(const bench_plan& bp, const run_plan& plan,
+                   std::map<runtime_key, std::unique_ptr<locus::runtime>>& runtimes,
+                   clock::time_point start, std::vector<config_result>& results, std::ostream& out,
+                   std::ostream& log) {
+  const benchmark& b = *bp.bench;
+  param_values params = bp.params;
+  log << "locus-bench: " << b.name << ": preparing\n" << std::flush;
+  const auto prep_t0 = clock::now();
+  std::unique_ptr<instance> inst = b.prepare(params);
+  log << "locus-bench: " << b.name << " " << params.to_json() << ": prepared in "
+      << fixed(seconds_since(prep_t0), 2) << " s; " << bp.configs.size() << " configurations x ("
+      << plan.warmup << " warm-up + " << plan.reps << " timed) interleaved\n"
+      << std::flush;
+
+  std::vector<config_run> runs;
+  runs.reserve(bp.configs.size());
+  for (const auto& c : bp.configs) {
+    config_run r;
+    r.config = c;
+    if (c.which == impl::locus) r.rt = runtimes.at({c.sched, c.workers}).get();
+    r.where = make_region(c, r.rt);
+    r.result.bench = b.name;
+    r.result.config = c;
+    r.result.params_json = params.to_json();
+    runs.push_back(std::move(r));
+  }
+
+  const int rounds = plan.warmup + plan.reps;
+  for (int round = 0; round < rounds; ++round) {
+    const bool timed = round >= plan.warmup;
+    for (auto& r : runs) {
+      if (!r.result.verified) continue;  // a failed configuration is not run again
+      const run_context ctx{r.config.which, r.config.workers};
+      double t = 0;
+      verdict v;
+      try {
+        inst->reset();
+        if (r.rt != nullptr) r.rt->reset_stats();
+        const auto t0 = clock::now();
+        r.where->execute([&] { inst->run(ctx); });
+        t = seconds_since(t0);
+        if (timed && r.rt != nullptr) {
+          if (r.stats) {
+            accumulate(*r.stats, r.rt->stats());
+          } else {
+            r.stats = r.rt->stats();
+          }
+        }
+        v = inst->verify();
+      } catch (const std::exception& e) {
+        v.ok = false;
+        v.message = std::string("exception: ") + e.what();
+      } catch (...) {
+        v.ok = false;
+        v.message = "unknown exception";
+      }
+      r.result.result = v.result;
+      std::string what =
+          timed ? "rep " + std::to_string(round - plan.warmup + 1) + "/" + std::to_string(plan.reps)
+                : "warm-up " + std::to_string(round + 1) + "/" + std::to_string(plan.warmup);
+      if (timed && v.ok) r.result.times_s.push_back(t);
+      log << b.name << " " << r.config.label() << " " << what << ": " << secs(t) << " s"
+          << " (elapsed " << fixed(seconds_since(start), 1) << " s)";
+      if (!v.ok) {
+        r.result.verified = false;
+        r.result.error = v.message;
+        log << " VERIFICATION FAILED: " << v.message;
+      }
+      log << "\n" << std::flush;
+      if (!v.ok) {
+        log << "locus-bench: error: " << b.name << " " << r.config.label() << " " << what
+            << " failed verification: " << v.message << "\n"
+            << std::flush;
+      }
+    }
+  }
+
+  bool ok = true;
+  for (auto& r : runs) {
+    if (r.stats) r.result.stats_json = r.stats->to_json();
+    ok = ok && r.result.verified;
+    if (plan.json) out << format_json_line(r.result) << "\n" << std::flush;
+    results.push_back(std::move(r.result));
+  }
+  return ok;
+}
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double config_result::median_s() const {
+  return median(times_s);
+}
+
+double config_result::min_s() const {
+  return times_s.empty() ? 0 : *std::min_element(times_s.begin(), times_s.end());
+}
+
+std::string format_json_line(const config_result& r) {
+  json::object o;
+  o.str("bench", r.bench);
+  o.str("impl", to_string(r.config.which));
+  if (r.config.which == impl::locus) {
+    o.str("sched", r.config.sched);
+  } else {
+    o.null("sched");
+  }
+  o.num("workers", static_cast<std::int64_t>(r.config.workers));
+  o.raw("params", r.params_json);
+  o.raw("times_s", json::array(r.times_s));
+  if (r.times_s.empty()) {
+    o.null("median_s").null("min_s");
+  } else {
+    o.num("median_s", r.median_s()).num("min_s", r.min_s());
+  }
+  o.boolean("verified", r.verified);
+  o.str("result", r.result);
+  if (!r.verified) o.str("error", r.error);
+  o.raw("stats", r.stats_json);
+  return o.str();
+}
+
+std::string format_table(const std::vector<config_result>& results) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"bench", "impl", "sched", "workers", "reps", "median_s", "min_s", "median/serial",
+                  "result"});
+  for (const auto& r : results) {
+    std::optional<double> serial;
+    for (const auto& s : results) {
+      if (s.bench == r.bench && s.config.which == impl::serial && s.verified &&
+          !s.times_s.empty()) {
+        serial = s.median_s();
+      }
+    }
+    const bool have = r.verified && !r.times_s.empty();
+    rows.push_back({r.bench, std::string(to_string(r.config.which)),
+                    r.config.which == impl::locus ? r.config.sched : "-",
+                    std::to_string(r.config.workers), std::to_string(r.times_s.size()),
+                    have ? secs(r.median_s()) : "FAILED", have ? secs(r.min_s()) : "-",
+                    have && serial && *serial > 0 ? fixed(r.median_s() / *serial, 3) : "-",
+                    r.verified ? r.result : "FAILED: " + r.error});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const bool left = i < 3 || i + 1 == row.size();
+      const std::string pad(width[i] - row[i].size(), ' ');
+      if (i != 0) line += "  ";
+      line += left ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i];
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+void accumulate(locus::stats& into, const locus::stats& rep) {
+  const auto add_levels = [](std::vector<std::uint64_t>& dst,
+                             const std::vector<std::uint64_t>& src) {
+    if (dst.size() < src.size()) dst.resize(src.size(), 0);
+    for (std::size_t l = 0; l < src.size(); ++l) dst[l] += src[l];
+  };
+  if (into.workers.size() < rep.workers.size()) into.workers.resize(rep.workers.size());
+  for (std::size_t i = 0; i < rep.workers.size(); ++i) {
+    auto& a = into.workers[i];
+    const auto& b = rep.workers[i];
+    a.worker = b.worker;
+    a.busy_s += b.busy_s;
+    a.idle_s += b.idle_s;
+    a.overhead_s += b.overhead_s;
+    a.spawns += b.spawns;
+    a.suspensions += b.suspensions;
+    a.local_resumes += b.local_resumes;
+    a.sleeps += b.sleeps;
+    a.mailbox_pushes += b.mailbox_pushes;
+    add_levels(a.steals_by_level, b.steals_by_level);
+    add_levels(a.failed_steals_by_level, b.failed_steals_by_level);
+  }
+  into.suppressed_exceptions += rep.suppressed_exceptions;
+  if (into.scheduler.empty()) into.scheduler = rep.scheduler;
+}
+
+int execute(const run_plan& plan, std::ostream& out, std::ostream& log) {
+  const auto start = clock::now();
+  // Everything that starts threads exists before the first timed run and lives to the end.
+  const auto tbb_settings = make_tbb_settings(max_workers_of(plan, impl::tbb));
+  auto runtimes = make_runtimes(plan);
+
+  std::vector<config_result> results;
+  bool ok = true;
+  for (const auto& bp : plan.benches) {
+    ok = run_benchmark(bp, plan, runtimes, start, results, out, log) && ok;
+  }
+  if (!plan.json) out << format_table(results) << std::flush;
+  log << "locus-bench: done in " << fixed(seconds_since(start), 1) << " s"
+      << (ok ? "" : "; SOME RUNS FAILED") << "\n"
+      << std::flush;
+  return ok ? 0 : 1;
+}
+
+}  // namespace locus_bench
