@@ -24,12 +24,12 @@ class config_error : public std::invalid_argument {
 
 // Explicit settings win; unset ones come from the environment (LOCUS_*), then the defaults.
 struct options {
-  std::optional<std::string> sched;       // LOCUS_SCHED: ws (default)
-  std::optional<int> workers;             // LOCUS_WORKERS: default = PUs the process may use
-  std::optional<std::string> topology;    // LOCUS_TOPOLOGY: hwloc synthetic description
-  std::optional<std::size_t> stack_size;  // LOCUS_STACK_SIZE: bytes per user-level thread
-  std::optional<bool> stats_at_exit;      // LOCUS_STATS
-  std::optional<bool> print_config;       // LOCUS_PRINT_CONFIG
+  std::optional<std::string> sched{};     // LOCUS_SCHED: ws (default)
+  std::optional<int> workers{};           // LOCUS_WORKERS: default = PUs the process may use
+  std::optional<std::string> topology{};  // LOCUS_TOPOLOGY: hwloc synthetic description
+  std::optional<std::size_t> stack_size{};// LOCUS_STACK_SIZE: bytes per user-level thread
+  std::optional<bool> stats_at_exit{};    // LOCUS_STATS
+  std::optional<bool> print_config{};     // LOCUS_PRINT_CONFIG
 };
 
 namespace detail {

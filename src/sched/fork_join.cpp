@@ -88,7 +88,7 @@ void help_with_own_tasks(group_state& g) {
 
 void suspend_until_joined(worker* w, group_state& g) {
   w->counters.suspensions.add();
-  w->running->suspended = true;
+  w->running->may_have_moved = true;
   switch_msg msg{what::parked, w, w->running, &g, nullptr};
   w->running = &w->native;
   resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
@@ -137,9 +137,9 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
   } catch (...) {
     record_exception(*g, std::current_exception());
   }
-  // Only a child that suspended can have moved to another worker.
-  if (me->suspended) {
-    me->suspended = false;
+  // Only a child that suspended or whose continuation was taken can be on another worker.
+  if (me->may_have_moved) {
+    me->may_have_moved = false;
     w = current_worker();
   }
   if (auto item = w->deque.pop()) {
@@ -172,7 +172,7 @@ ult::transfer run_task(const switch_msg* m) {
     }
   }
   worker* w = current_worker();
-  w->running->suspended = false;
+  w->running->may_have_moved = false;
   if (root) w->rt.root_finished();
   return complete_concurrent_child(w, g, w->running);
 }

@@ -96,6 +96,7 @@ void worker::dispatch(work_item* item) {
         rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
         ctx = static_cast<ult::fcontext>(rec->parent.ctx);
         stk = static_cast<ult::stack*>(rec->parent.stack);
+        stk->may_have_moved = true;
         break;
       }
       case item_kind::task:

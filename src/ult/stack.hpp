@@ -16,7 +16,9 @@ struct stack {
   // A finished task's context stays parked at the bottom of its entry loop, ready to run the
   // next task without building a new context (null for a fresh stack).
   void* parked = nullptr;
-  bool suspended = false;  // the task on this stack suspended at a join since it started
+  // The task on this stack suspended at a join or had a continuation taken by a scheduler since
+  // it started: it may be running on another worker than the one that started it.
+  bool may_have_moved = false;
   stack* next_free = nullptr;
   std::byte* top() const noexcept { return lo + size; }
 };
