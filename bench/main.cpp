@@ -1,5 +1,6 @@
 // locus-bench: runs the benchmark suite on locus and its peers. See `locus-bench help`.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -15,6 +16,7 @@ namespace {
 // The serial elision, the oneTBB arena's calling thread and the OpenMP master thread recurse on
 // the harness thread's stack; give it room for the deepest benchmark tree.
 constexpr std::size_t harness_stack_bytes = std::size_t{512} << 20;
+constexpr std::size_t omp_stack_bytes = std::size_t{256} << 20;
 
 int bench_main(const std::vector<std::string>& args) {
   using namespace locus_bench;
@@ -57,6 +59,11 @@ int bench_main(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
+  // OpenMP workers get the default thread stack; make it as deep as the harness thread's unless
+  // the user chose one (a UTS T3L branch is 17844 nested tasks).
+  if (std::getenv("OMP_STACKSIZE") == nullptr && std::getenv("GOMP_STACKSIZE") == nullptr) {
+    locus_bench::set_default_thread_stack(omp_stack_bytes);
+  }
   try {
     return locus_bench::run_on_stack(harness_stack_bytes, [&] { return bench_main(args); });
   } catch (const std::exception& e) {

@@ -65,4 +65,13 @@ int run_on_stack(std::size_t stack_bytes, const std::function<int()>& body) {
   return job.result;
 }
 
+bool set_default_thread_stack(std::size_t stack_bytes) noexcept {
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) != 0) return false;
+  bool ok =
+      pthread_attr_setstacksize(&attr, stack_bytes) == 0 && pthread_setattr_default_np(&attr) == 0;
+  pthread_attr_destroy(&attr);
+  return ok;
+}
+
 }  // namespace locus_bench

@@ -15,4 +15,10 @@ int available_cpus() noexcept;
 // Exceptions thrown by body are rethrown here.
 int run_on_stack(std::size_t stack_bytes, const std::function<int()>& body);
 
+// Sets the stack size of threads created from now on without an explicit one
+// (pthread_setattr_default_np). That is how OpenMP (libgomp) creates its workers unless
+// OMP_STACKSIZE or GOMP_STACKSIZE is set, and their default (the 8 MiB stack rlimit) overflows
+// in UTS binomial trees about 20000 levels deep. Returns false when the C library refuses.
+bool set_default_thread_stack(std::size_t stack_bytes) noexcept;
+
 }  // namespace locus_bench

@@ -150,6 +150,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
           }
         }
         v = inst->verify();
+        if (!v.ok) v.message = "verification failed: " + v.message;
       } catch (const std::exception& e) {
         v.ok = false;
         v.message = std::string("exception: ") + e.what();
@@ -167,12 +168,12 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
       if (!v.ok) {
         r.result.verified = false;
         r.result.error = v.message;
-        log << " VERIFICATION FAILED: " << v.message;
+        log << " FAILED";
       }
       log << "\n" << std::flush;
       if (!v.ok) {
-        log << "locus-bench: error: " << b.name << " " << r.config.label() << " " << what
-            << " failed verification: " << v.message << "\n"
+        log << "locus-bench: error: " << b.name << " " << r.config.label() << " " << what << ": "
+            << v.message << "\n"
             << std::flush;
       }
     }

@@ -1,0 +1,409 @@
+// locus-bench: benchmark correctness on locus (1 and 2 workers, 16 on a synthetic topology) and
+// on the peers, the SHA-1 behind UTS, the command-line parser and planner, and the JSON output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <locus/locus.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "benchmarks/sha1.hpp"
+#include "benchmarks/uts_tree.hpp"
+#include "harness/cli.hpp"
+#include "harness/regions.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
+
+namespace {
+
+using namespace locus_bench;
+using sets = std::vector<std::pair<std::string, std::string>>;
+
+// Sanitizer builds run several times slower: there the UTS tests use S3, a 248K-node subtree of
+// T3 (exact counts too), instead of T3 itself (4.1M nodes).
+#if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
+constexpr const char* uts_tree = "S3";
+#else
+constexpr const char* uts_tree = "T3";
+#endif
+
+std::unique_ptr<instance> prepare(const std::string& name, const sets& overrides) {
+  const benchmark* b = registry::get().find(name);
+  if (b == nullptr) throw std::runtime_error("no benchmark " + name);
+  param_values p = b->defaults(size_class::small);
+  for (const auto& [k, v] : overrides) {
+    const param_spec* spec = b->find_param(k);
+    if (spec == nullptr) throw std::runtime_error("no parameter " + k);
+    spec->validate(v, k);
+    p.set(k, v, spec->type, true);
+  }
+  return b->prepare(p);
+}
+
+// Prepares, runs once inside `where`, verifies.
+verdict run_once(region& where, impl which, int workers, const std::string& name,
+                 const sets& overrides) {
+  auto inst = prepare(name, overrides);
+  inst->reset();
+  const run_context ctx{which, workers};
+  where.execute([&] { inst->run(ctx); });
+  return inst->verify();
+}
+
+struct bench_case {
+  const char* bench;
+  sets overrides;
+  std::string expected;  // verdict::result
+};
+
+std::vector<bench_case> cases() {
+  return {
+      {"fib", {{"n", "25"}}, "75025"},
+      {"nqueens", {{"n", "10"}}, "724"},
+      {"uts", {{"tree", uts_tree}}, uts::to_string(uts::find_tree(uts_tree)->expected)},
+  };
+}
+
+void check_all_on_locus(const locus::options& opts) {
+  locus::runtime rt{opts};
+  const auto where = make_locus_region(rt);
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.bench);
+    const verdict v = run_once(*where, impl::locus, rt.num_workers(), c.bench, c.overrides);
+    EXPECT_TRUE(v.ok) << v.message;
+    EXPECT_EQ(v.result, c.expected);
+  }
+}
+
+TEST(BenchLocus, OneWorker) {
+  check_all_on_locus(locus::options{.workers = 1});
+}
+
+TEST(BenchLocus, TwoWorkers) {
+  check_all_on_locus(locus::options{.workers = 2});
+}
+
+TEST(BenchLocus, SixteenWorkersSyntheticTopology) {
+  check_all_on_locus(locus::options{.workers = 16, .topology = "pack:2 l3:1 l2:8 core:1 pu:1"});
+}
+
+TEST(BenchLocus, NqueensCutoffAndFibBaseCases) {
+  locus::runtime rt{locus::options{.workers = 2}};
+  const auto where = make_locus_region(rt);
+  for (const char* n : {"0", "1", "2"}) {
+    const verdict v = run_once(*where, impl::locus, 2, "fib", {{"n", n}});
+    EXPECT_TRUE(v.ok) << "fib " << n << ": " << v.message;
+  }
+  for (const char* n : {"1", "2", "3", "6"}) {
+    const verdict v = run_once(*where, impl::locus, 2, "nqueens", {{"n", n}});
+    EXPECT_TRUE(v.ok) << "nqueens " << n << ": " << v.message;
+  }
+  const verdict v = run_once(*where, impl::locus, 2, "nqueens", {{"n", "11"}, {"cutoff", "3"}});
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_EQ(v.result, "2680");
+}
+
+TEST(BenchSerial, AllBenchmarks) {
+  const auto where = make_serial_region();
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.bench);
+    const verdict v = run_once(*where, impl::serial, 1, c.bench, c.overrides);
+    EXPECT_TRUE(v.ok) << v.message;
+    EXPECT_EQ(v.result, c.expected);
+  }
+}
+
+#if LOCUS_BENCH_PEERS
+TEST(BenchPeers, TbbAndOmpTwoWorkers) {
+  for (const impl which : {impl::tbb, impl::omp}) {
+    const auto where = which == impl::tbb ? make_tbb_region(2) : make_omp_region(2);
+    for (const auto& c : cases()) {
+      SCOPED_TRACE(std::string(to_string(which)) + " " + c.bench);
+      const verdict v = run_once(*where, which, 2, c.bench, c.overrides);
+      EXPECT_TRUE(v.ok) << v.message;
+      EXPECT_EQ(v.result, c.expected);
+    }
+  }
+}
+#endif
+
+TEST(BenchUts, Sha1KnownAnswers) {
+  const auto hex = [](std::string_view s) {
+    return sha1::to_hex(sha1::hash({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}));
+  };
+  EXPECT_EQ(hex(""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  EXPECT_EQ(hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  // 56 bytes: the length no longer fits the first block.
+  EXPECT_EQ(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+  EXPECT_EQ(hex(std::string(1000000, 'a')), "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
+TEST(BenchUts, SmallNamedTreesAndCustomTree) {
+  for (const char* name : {"S1", "S3"}) {
+    const auto* t = uts::find_tree(name);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(uts::search_serial(t->params), t->expected) << name;
+  }
+  // A custom tree verifies against the serial search, and the recorded parameters are the ones
+  // of its type only.
+  const benchmark* b = registry::get().find("uts");
+  param_values p = b->defaults(size_class::small);
+  p.set("tree", "custom", param_spec::kind::choice, true);
+  p.set("type", "bin", param_spec::kind::choice, true);
+  p.set("b0", "50", param_spec::kind::real, true);
+  p.set("q", "0.2", param_spec::kind::real, true);
+  p.set("m", "4", param_spec::kind::integer, true);
+  auto inst = b->prepare(p);
+  EXPECT_EQ(p.to_json(), R"({"tree":"custom","type":"bin","b0":50,"q":0.2,"m":4,"r":0})");
+  const auto where = make_serial_region();
+  where->execute([&] { inst->run({impl::serial, 1}); });
+  EXPECT_TRUE(inst->verify().ok) << inst->verify().message;
+
+  // Named trees record their UTS parameters; custom keys are rejected for them.
+  param_values t1 = b->defaults(size_class::medium);
+  b->prepare(t1);
+  EXPECT_EQ(t1.to_json(), R"({"tree":"T1","type":"geo","b0":4,"d":10,"shape":"fixed","r":19})");
+  param_values bad = b->defaults(size_class::medium);
+  bad.set("b0", "5", param_spec::kind::real, true);
+  EXPECT_THROW(b->prepare(bad), usage_error);
+  // Supercritical binomial trees are refused.
+  param_values inf = b->defaults(size_class::small);
+  inf.set("tree", "custom", param_spec::kind::choice, true);
+  inf.set("type", "bin", param_spec::kind::choice, true);
+  inf.set("q", "0.5", param_spec::kind::real, true);
+  inf.set("m", "2", param_spec::kind::integer, true);
+  EXPECT_THROW(b->prepare(inf), usage_error);
+}
+
+// ---- command line ----
+
+cli_options parse(std::initializer_list<const char*> args) {
+  return parse_command_line(std::vector<std::string>(args.begin(), args.end()));
+}
+
+// The usage_error message of f(), or "" when it does not throw one.
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const usage_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_USAGE_ERROR(expr, ...)                                                           \
+  do {                                                                                          \
+    const std::string msg = error_of([&] { (void)(expr); });                                    \
+    EXPECT_FALSE(msg.empty()) << #expr " did not throw usage_error";                            \
+    for (const char* part : {__VA_ARGS__}) {                                                    \
+      EXPECT_NE(msg.find(part), std::string::npos) << "'" << msg << "' lacks '" << part << "'"; \
+    }                                                                                           \
+  } while (0)
+
+TEST(BenchCli, ParsesAFullRunCommand) {
+  const cli_options o = parse({"run", "fib,uts", "--size", "small", "--set", "n=12",
+                               "--set=uts.tree=T3", "--impl", "serial,locus", "--sched=ws",
+                               "--workers", "1,2", "--reps", "4", "--warmup", "0", "--json"});
+  EXPECT_EQ(o.cmd, command::run);
+  EXPECT_EQ(o.benches, (std::vector<std::string>{"fib", "uts"}));
+  EXPECT_EQ(o.size, size_class::small);
+  EXPECT_EQ(o.sets, (sets{{"n", "12"}, {"uts.tree", "T3"}}));
+  EXPECT_EQ(o.impls, (std::vector<impl>{impl::serial, impl::locus}));
+  EXPECT_EQ(o.scheds, (std::vector<std::string>{"ws"}));
+  EXPECT_EQ(o.workers, (std::vector<int>{1, 2}));
+  EXPECT_EQ(o.reps, 4);
+  EXPECT_EQ(o.warmup, 0);
+  EXPECT_TRUE(o.json);
+
+  EXPECT_EQ(parse({"list"}).cmd, command::list);
+  EXPECT_EQ(parse({"help"}).cmd, command::help);
+  EXPECT_EQ(parse({"info", "uts"}).cmd, command::info);
+}
+
+TEST(BenchCli, RejectsBadArguments) {
+  EXPECT_USAGE_ERROR(parse({}), "missing command");
+  EXPECT_USAGE_ERROR(parse({"bogus"}), "unknown command 'bogus'", "list, info, run");
+  EXPECT_USAGE_ERROR(parse({"list", "extra"}), "list");
+  EXPECT_USAGE_ERROR(parse({"run"}), "missing benchmark");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--frobnicate"}), "--frobnicate", "--size", "--json");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--size", "huge"}), "--size", "huge",
+                     "small, medium, large");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--size", "small", "--size", "large"}), "--size");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--impl", "serial,cilk"}), "--impl", "cilk",
+                     "serial, locus, tbb, omp");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--workers", "0"}), "--workers", "'0'");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--workers", "2,x"}), "--workers", "'x'");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--reps", "0"}), "--reps");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--reps", "3x"}), "--reps");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--warmup", "-1"}), "--warmup");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--set", "n"}), "--set", "key=value");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--set", "=3"}), "--set");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--sched", "ws,"}), "--sched");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--reps"}), "--reps", "missing value");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--json=yes"}), "--json");
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "nqueens"}), "unexpected argument 'nqueens'");
+}
+
+TEST(BenchCli, PlanRejectsUnknownBenchmarksKeysAndValues) {
+  const registry& reg = registry::get();
+  const auto plan = [&](std::initializer_list<const char*> args) {
+    return make_plan(parse(args), reg, 2);
+  };
+  EXPECT_USAGE_ERROR(plan({"run", "fob"}), "unknown benchmark 'fob'", "fib, nqueens, uts");
+  EXPECT_USAGE_ERROR(plan({"run", "fib", "--set", "depth=3"}), "--set depth",
+                     "unknown parameter 'depth'", "fib accepts n");
+  EXPECT_USAGE_ERROR(plan({"run", "nqueens", "--set", "m=3"}), "nqueens accepts n, cutoff");
+  EXPECT_USAGE_ERROR(plan({"run", "fib", "--set", "n=-1"}), "fib.n", "'-1'", "[0, 92]");
+  EXPECT_USAGE_ERROR(plan({"run", "nqueens", "--set", "n=17"}), "nqueens.n", "[1, 16]");
+  EXPECT_USAGE_ERROR(plan({"run", "uts", "--set", "tree=T9"}), "uts.tree", "T1L", "custom");
+  EXPECT_USAGE_ERROR(plan({"run", "fib", "--set", "uts.tree=T3"}), "uts", "not among");
+  EXPECT_USAGE_ERROR(plan({"run", "all", "--set", "bogus=1"}), "fib accepts n",
+                     "nqueens accepts n, cutoff", "uts accepts tree");
+}
+
+TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
+  const registry& reg = registry::get();
+  const run_plan p = make_plan(parse({"run", "fib", "--impl", "serial,locus,tbb", "--sched",
+                                      "ws,other", "--workers", "1,4", "--set", "n=11"}),
+                               reg, 2);
+  ASSERT_EQ(p.benches.size(), 1u);
+  EXPECT_EQ(p.reps, 7);  // medium default
+  EXPECT_EQ(p.benches[0].params.to_json(), R"({"n":11})");
+  std::vector<std::string> labels;
+  for (const auto& c : p.benches[0].configs) labels.push_back(c.label());
+  // serial once whatever the worker list; locus per (sched, workers); peers per workers.
+  EXPECT_EQ(labels, (std::vector<std::string>{"serial", "locus/ws/1", "locus/ws/4", "locus/other/1",
+                                              "locus/other/4", "tbb/1", "tbb/4"}));
+
+  const run_plan all = make_plan(parse({"run", "all", "--size", "small", "--set", "n=9"}), reg, 3);
+  ASSERT_EQ(all.benches.size(), reg.all().size());
+  EXPECT_EQ(all.reps, 3);
+  EXPECT_EQ(all.benches[0].params.text("n"), "9");  // fib
+  EXPECT_EQ(all.benches[1].params.text("n"), "9");  // nqueens
+  for (const auto& bp : all.benches) {
+    for (const auto& c : bp.configs) EXPECT_EQ(c.workers, c.which == impl::serial ? 1 : 3);
+  }
+}
+
+// ---- output ----
+
+TEST(BenchOutput, JsonLineFormat) {
+  config_result r;
+  r.bench = "fib";
+  r.config = {impl::locus, "ws", 2};
+  r.params_json = R"({"n":20})";
+  r.times_s = {0.5, 0.25, 1.0};
+  r.result = "6765";
+  r.stats_json = R"({"scheduler":"ws"})";
+  EXPECT_EQ(format_json_line(r),
+            R"({"bench":"fib","impl":"locus","sched":"ws","workers":2,"params":{"n":20},)"
+            R"("times_s":[0.5,0.25,1],"median_s":0.5,"min_s":0.25,"verified":true,)"
+            R"("result":"6765","stats":{"scheduler":"ws"}})");
+
+  r.config = {impl::serial, "", 1};
+  r.stats_json = "{}";
+  r.verified = false;
+  r.error = "fib(20) = \"6765\"";
+  const std::string line = format_json_line(r);
+  EXPECT_NE(line.find(R"("impl":"serial","sched":null,"workers":1)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("verified":false)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("error":"fib(20) = \"6765\"")"), std::string::npos) << line;
+}
+
+TEST(BenchOutput, ExecuteWritesOneVerifiedJsonLinePerConfiguration) {
+  const run_plan p = make_plan(parse({"run", "fib,nqueens", "--size", "small", "--workers", "2",
+                                      "--reps", "2", "--impl", "serial,locus", "--json"}),
+                               registry::get(), 2);
+  std::ostringstream out, log;
+  EXPECT_EQ(execute(p, out, log), 0) << log.str();
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 4u) << out.str();
+  for (const auto& l : lines) {
+    EXPECT_EQ(l.front(), '{');
+    EXPECT_EQ(l.back(), '}');
+    for (const char* field : {R"("bench":)", R"("impl":)", R"("sched":)", R"("workers":)",
+                              R"("params":{)", R"("times_s":[)", R"("median_s":)", R"("min_s":)",
+                              R"("verified":true)", R"("result":)", R"("stats":{)"}) {
+      EXPECT_NE(l.find(field), std::string::npos) << field << " missing in " << l;
+    }
+  }
+  EXPECT_NE(lines[1].find(R"("impl":"locus","sched":"ws","workers":2)"), std::string::npos);
+  EXPECT_NE(lines[1].find(R"("stats":{"scheduler":"ws")"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[0].find(R"("stats":{})"), std::string::npos) << lines[0];
+  // Progress: one line per repetition (1 warm-up + 2 timed, 2 configurations, 2 benchmarks).
+  const std::string progress = log.str();
+  EXPECT_EQ(std::count(progress.begin(), progress.end(), '\n'), 2 * 2 * 3 + 2 * 2 + 1) << progress;
+}
+
+// A benchmark whose serial run computes the wrong answer on its second run.
+class flaky_instance final : public instance {
+ public:
+  void run(const run_context&) override { ++runs_; }
+  verdict verify() const override {
+    return {runs_ != 2, std::to_string(runs_), runs_ == 2 ? "second run is wrong" : ""};
+  }
+
+ private:
+  int runs_ = 0;
+};
+
+TEST(BenchOutput, FailedVerificationExitsOneAndStopsThatConfiguration) {
+  benchmark b;
+  b.name = "flaky";
+  b.impls = {impl::serial};
+  b.prepare = [](param_values&) -> std::unique_ptr<instance> {
+    return std::make_unique<flaky_instance>();
+  };
+  run_plan p;
+  p.reps = 3;
+  p.warmup = 0;
+  p.json = true;
+  p.benches.push_back({&b, {}, {{impl::serial, "", 1}}});
+  std::ostringstream out, log;
+  EXPECT_EQ(execute(p, out, log), 1);
+  EXPECT_NE(out.str().find(R"("times_s":[)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(R"("verified":false)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("verification failed: second run is wrong"), std::string::npos)
+      << out.str();
+  EXPECT_NE(log.str().find("error: flaky serial rep 2/3"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("rep 3/3"), std::string::npos) << log.str();
+}
+
+TEST(BenchOutput, TableHasRatioToSerial) {
+  config_result s;
+  s.bench = "fib";
+  s.config = {impl::serial, "", 1};
+  s.times_s = {2.0};
+  s.result = "1";
+  config_result l = s;
+  l.config = {impl::locus, "ws", 2};
+  l.times_s = {1.0, 1.5, 0.5};
+  const std::string t = format_table({s, l});
+  EXPECT_NE(t.find("median/serial"), std::string::npos) << t;
+  EXPECT_NE(t.find("0.500"), std::string::npos) << t;
+}
+
+TEST(BenchOutput, AccumulatesStatsAcrossRepetitions) {
+  locus::stats a, b;
+  b.scheduler = "ws";
+  b.workers.resize(2);
+  b.workers[1].spawns = 5;
+  b.workers[1].busy_s = 0.5;
+  b.workers[1].steals_by_level = {1, 2};
+  accumulate(a, b);
+  accumulate(a, b);
+  ASSERT_EQ(a.workers.size(), 2u);
+  EXPECT_EQ(a.scheduler, "ws");
+  EXPECT_EQ(a.workers[1].spawns, 10u);
+  EXPECT_DOUBLE_EQ(a.workers[1].busy_s, 1.0);
+  EXPECT_EQ(a.workers[1].steals_by_level, (std::vector<std::uint64_t>{2, 4}));
+}
+
+}  // namespace
