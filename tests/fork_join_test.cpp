@@ -91,8 +91,14 @@ int nest(int depth) {
 }
 
 TEST(ForkJoin, NestedGroupsTenThousandDeep) {
+#if defined(LOCUS_TSAN)
+  // ThreadSanitizer counts every stack's fiber as a thread and stops at 8128 of them.
+  constexpr int depth = 4'000;
+#else
+  constexpr int depth = 10'000;
+#endif
   locus::runtime rt{locus::options{.workers = 2, .stack_size = 64 * 1024}};
-  EXPECT_EQ(rt.exec([] { return nest(10'000); }), 10'000);
+  EXPECT_EQ(rt.exec([] { return nest(depth); }), depth);
 }
 
 TEST(ForkJoin, MillionTinyTasks) {

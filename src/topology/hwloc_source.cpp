@@ -161,13 +161,21 @@ void read_numa_distances(hwloc_topology_t hw, const std::vector<hwloc_obj_t>& nu
 
 topology topology::detect() {
   hwloc_handle hw = new_topology();
-  // Only the PUs the process may run on become leaves; discovery must not move our threads.
-  hwloc_topology_set_flags(hw.get(), HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
-                                         HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING |
-                                         HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING);
+  // Discovery must not move our threads.
+  hwloc_topology_set_flags(
+      hw.get(), HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING);
   if (hwloc_topology_load(hw.get()) != 0) {
     throw std::runtime_error("locus: hwloc could not read this machine's topology");
   }
+  // Only the PUs the calling thread may run on become leaves (what `taskset` or a parent's
+  // binding gives us). Not the process's binding: that is the union over all threads, and
+  // helper threads such as a sanitizer's background thread are not restricted.
+  hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+  if (allowed != nullptr && hwloc_get_cpubind(hw.get(), allowed, HWLOC_CPUBIND_THREAD) == 0 &&
+      !hwloc_bitmap_iszero(allowed)) {
+    hwloc_topology_restrict(hw.get(), allowed, 0);
+  }
+  hwloc_bitmap_free(allowed);
   auto p = std::make_unique<impl>();
   p->synthetic = false;
   const auto numa = build_tree(hw.get(), *p);
