@@ -268,8 +268,18 @@ TEST(BenchCli, PlanRejectsUnknownBenchmarksKeysAndValues) {
 
 TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
   const registry& reg = registry::get();
-  const run_plan p = make_plan(parse({"run", "fib", "--impl", "serial,locus,tbb", "--sched",
-                                      "ws,other", "--workers", "1,4", "--set", "n=11"}),
+#if LOCUS_BENCH_PEERS
+  const char* impls = "serial,locus,tbb";
+  const std::vector<std::string> expected{
+      "serial", "locus/ws/1", "locus/ws/4", "locus/other/1", "locus/other/4", "tbb/1", "tbb/4"};
+#else
+  const char* impls = "serial,locus";
+  const std::vector<std::string> expected{"serial", "locus/ws/1", "locus/ws/4", "locus/other/1",
+                                          "locus/other/4"};
+  EXPECT_USAGE_ERROR(parse({"run", "fib", "--impl", "tbb"}), "--impl", "LOCUS_BENCH_PEERS");
+#endif
+  const run_plan p = make_plan(parse({"run", "fib", "--impl", impls, "--sched", "ws,other",
+                                      "--workers", "1,4", "--set", "n=11"}),
                                reg, 2);
   ASSERT_EQ(p.benches.size(), 1u);
   EXPECT_EQ(p.reps, 7);  // medium default
@@ -277,8 +287,7 @@ TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
   std::vector<std::string> labels;
   for (const auto& c : p.benches[0].configs) labels.push_back(c.label());
   // serial once whatever the worker list; locus per (sched, workers); peers per workers.
-  EXPECT_EQ(labels, (std::vector<std::string>{"serial", "locus/ws/1", "locus/ws/4", "locus/other/1",
-                                              "locus/other/4", "tbb/1", "tbb/4"}));
+  EXPECT_EQ(labels, expected);
 
   const run_plan all = make_plan(parse({"run", "all", "--size", "small", "--set", "n=9"}), reg, 3);
   ASSERT_EQ(all.benches.size(), reg.all().size());

@@ -330,7 +330,11 @@ std::string usage() {
        "\n"
        "Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...), so ratios\n"
        "are measured side by side. Every repetition is verified; a failure exits with status 1,\n"
-       "a bad argument with status 2. Progress goes to stderr.\n";
+       "a bad argument with status 2. Progress goes to stderr.\n"
+       "\n"
+       "locus settings not chosen here come from the environment (LOCUS_TOPOLOGY for a\n"
+       "synthetic machine, needed for more workers than processing units; LOCUS_STACK_SIZE).\n"
+       "OpenMP workers get 256 MiB stacks unless OMP_STACKSIZE is set.\n";
   return s.str();
 }
 

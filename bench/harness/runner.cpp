@@ -33,13 +33,15 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// Seconds with four significant digits at any scale: 12.35, 0.1235, 0.0001235.
-std::string secs(double v) {
+// A duration for people: 12.3 us, 4.56 ms, 1.234 s.
+std::string human_time(double seconds) {
   char buf[64];
-  if (v >= 1000) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
+  if (seconds < 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.1f us", seconds * 1e6);
+  } else if (seconds < 1) {
+    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
   } else {
-    std::snprintf(buf, sizeof buf, "%.4g", v);
+    std::snprintf(buf, sizeof buf, "%.3f s", seconds);
   }
   return buf;
 }
@@ -163,7 +165,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
           timed ? "rep " + std::to_string(round - plan.warmup + 1) + "/" + std::to_string(plan.reps)
                 : "warm-up " + std::to_string(round + 1) + "/" + std::to_string(plan.warmup);
       if (timed && v.ok) r.result.times_s.push_back(t);
-      log << b.name << " " << r.config.label() << " " << what << ": " << secs(t) << " s"
+      log << b.name << " " << r.config.label() << " " << what << ": " << human_time(t)
           << " (elapsed " << fixed(seconds_since(start), 1) << " s)";
       if (!v.ok) {
         r.result.verified = false;
@@ -232,8 +234,8 @@ std::string format_json_line(const config_result& r) {
 
 std::string format_table(const std::vector<config_result>& results) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"bench", "impl", "sched", "workers", "reps", "median_s", "min_s", "median/serial",
-                  "result"});
+  rows.push_back(
+      {"bench", "impl", "sched", "workers", "reps", "median", "min", "median/serial", "result"});
   for (const auto& r : results) {
     std::optional<double> serial;
     for (const auto& s : results) {
@@ -246,7 +248,7 @@ std::string format_table(const std::vector<config_result>& results) {
     rows.push_back({r.bench, std::string(to_string(r.config.which)),
                     r.config.which == impl::locus ? r.config.sched : "-",
                     std::to_string(r.config.workers), std::to_string(r.times_s.size()),
-                    have ? secs(r.median_s()) : "FAILED", have ? secs(r.min_s()) : "-",
+                    have ? human_time(r.median_s()) : "FAILED", have ? human_time(r.min_s()) : "-",
                     have && serial && *serial > 0 ? fixed(r.median_s() / *serial, 3) : "-",
                     r.verified ? r.result : "FAILED: " + r.error});
   }
@@ -297,7 +299,8 @@ void accumulate(locus::stats& into, const locus::stats& rep) {
 int execute(const run_plan& plan, std::ostream& out, std::ostream& log) {
   const auto start = clock::now();
   // Everything that starts threads exists before the first timed run and lives to the end.
-  const auto tbb_settings = make_tbb_settings(max_workers_of(plan, impl::tbb));
+  const int tbb_workers = max_workers_of(plan, impl::tbb);
+  const auto tbb_settings = tbb_workers > 0 ? make_tbb_settings(tbb_workers) : nullptr;
   auto runtimes = make_runtimes(plan);
 
   std::vector<config_result> results;
