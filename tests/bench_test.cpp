@@ -262,6 +262,11 @@ TEST(BenchCli, PlanRejectsUnknownBenchmarksKeysAndValues) {
   EXPECT_USAGE_ERROR(plan({"run", "nqueens", "--set", "n=17"}), "nqueens.n", "[1, 16]");
   EXPECT_USAGE_ERROR(plan({"run", "uts", "--set", "tree=T9"}), "uts.tree", "T1L", "custom");
   EXPECT_USAGE_ERROR(plan({"run", "fib", "--set", "uts.tree=T3"}), "uts", "not among");
+  // Cross-parameter checks run at planning time, before anything is prepared or timed.
+  EXPECT_USAGE_ERROR(plan({"run", "uts", "--set", "b0=3"}), "uts.b0", "tree=custom");
+  EXPECT_USAGE_ERROR(plan({"run", "uts", "--set", "tree=custom", "--set", "type=bin", "--set",
+                           "q=0.5", "--set", "m=2"}),
+                     "q * m = 1");
   EXPECT_USAGE_ERROR(plan({"run", "all", "--set", "bogus=1"}), "fib accepts n",
                      "nqueens accepts n, cutoff", "uts accepts tree");
 }

@@ -1,6 +1,5 @@
 #include "benchmarks/sha1.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 namespace locus_bench::sha1 {

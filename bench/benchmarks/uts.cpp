@@ -4,7 +4,6 @@
 // (a task group per node), as in the BOTS and Cilk versions; the child's SHA-1 is computed in
 // its own task. Named trees verify against their published counts, custom trees against the
 // serial search.
-#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cstdint>
@@ -209,7 +208,7 @@ void record_tree(param_values& p, const tree_params& t) {
   drop_unused(p, t);
 }
 
-std::unique_ptr<instance> prepare_uts(param_values& p) {
+void check_uts(const param_values& p) {
   const std::string tree = p.text("tree");
   if (tree != "custom") {
     for (const char* key : custom_keys) {
@@ -218,8 +217,24 @@ std::unique_ptr<instance> prepare_uts(param_values& p) {
                           ": applies only to tree=custom (tree=" + tree + " fixes its parameters)");
       }
     }
+    if (uts::find_tree(tree) == nullptr) {
+      throw usage_error("--set uts.tree: unknown tree '" + tree + "'");
+    }
+    return;
+  }
+  const double qm = p.real("q") * static_cast<double>(p.integer("m"));
+  if (p.text("type") != "geo" && qm >= 1.0) {
+    throw usage_error("--set uts.q, uts.m: q * m = " + number_text(qm) +
+                      " must be below 1: the expected size of a binomial subtree, 1 / (1 - q m), "
+                      "is infinite otherwise");
+  }
+}
+
+std::unique_ptr<instance> prepare_uts(param_values& p) {
+  check_uts(p);
+  const std::string tree = p.text("tree");
+  if (tree != "custom") {
     const uts::named_tree* named = uts::find_tree(tree);
-    if (named == nullptr) throw usage_error("--set uts.tree: unknown tree '" + tree + "'");
     record_tree(p, named->params);
     return std::make_unique<uts_instance>(named->params, named->expected,
                                           std::string(named->source));
@@ -241,11 +256,6 @@ std::unique_ptr<instance> prepare_uts(param_values& p) {
   t.m = static_cast<int>(p.integer("m"));
   t.root_seed = static_cast<int>(p.integer("r"));
   t.shift_depth = p.real("f");
-  if (t.type != uts::tree_type::geometric && t.q * t.m >= 1.0) {
-    throw usage_error("--set uts.q, uts.m: q * m = " + number_text(t.q * t.m) +
-                      " must be below 1, or the binomial tree is infinite with positive "
-                      "probability (expected size 1 / (1 - q m))");
-  }
   drop_unused(p, t);
   // The serial search is the reference for a tree nobody published.
   const counts reference = uts::search_serial(t);
@@ -291,6 +301,7 @@ benchmark make_uts_benchmark() {
                        {"0.5", "0.5", "0.5"}, 0, 1),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.check = check_uts;
   b.prepare = prepare_uts;
   return b;
 }

@@ -134,8 +134,11 @@ struct benchmark {
   std::string description;
   std::vector<param_spec> params;
   std::vector<impl> impls;  // supported and compiled in; serial first
-  // Validates cross-parameter constraints (throwing usage_error), may normalise `params` to the
-  // values that actually run (they are what the JSON output records), and builds the input.
+  // Optional: rejects combinations of individually valid values (throwing usage_error). Called
+  // when the command line is planned, before anything runs, so it must be cheap.
+  std::function<void(const param_values& params)> check;
+  // Builds the input. May normalise `params` to the values that actually run (they are what the
+  // JSON output records). Throws usage_error for parameters check() would reject.
   std::function<std::unique_ptr<instance>(param_values& params)> prepare;
 
   const param_spec* find_param(std::string_view key) const noexcept;

@@ -271,6 +271,10 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
     }
   }
 
+  for (const auto& bp : plan.benches) {
+    if (bp.bench->check) bp.bench->check(bp.params);
+  }
+
   // Configurations.
   const std::vector<std::string> scheds =
       opts.scheds.empty() ? std::vector<std::string>{"ws"} : opts.scheds;
