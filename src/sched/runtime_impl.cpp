@@ -127,6 +127,7 @@ void runtime_impl::sleep(worker& w) noexcept {
     static constexpr timespec missed_wakeup_bound{0, 2'000'000};
     const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
     futex_wait(&wake_epoch_, epoch, busy ? &missed_wakeup_bound : nullptr);
+    waking_.store(false, std::memory_order_relaxed);
   }
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }

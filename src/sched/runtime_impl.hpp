@@ -46,8 +46,14 @@ class runtime_impl {
   void root_finished() noexcept { roots_active_.fetch_sub(1, std::memory_order_relaxed); }
 
   // New stealable work appeared: wake a sleeper if there is one. Cheap when nobody sleeps.
+  // At most one wake-up is in flight: a busy worker pushing continuously while another sleeps
+  // must not make a system call per push.
   void notify_work() noexcept {
-    if (sleepers_.load(std::memory_order_relaxed) > 0) wake_one();
+    if (sleepers_.load(std::memory_order_relaxed) > 0 &&
+        !waking_.load(std::memory_order_relaxed) &&
+        !waking_.exchange(true, std::memory_order_relaxed)) {
+      wake_one();
+    }
   }
   // Work was put in a mailbox: the owner may be asleep, and futexes cannot target one thread.
   void wake_all_for_mailbox() noexcept {
@@ -80,6 +86,7 @@ class runtime_impl {
 
   alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};
   alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<bool> waking_{false};
   std::atomic<int> roots_active_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> suppressed_{0};
