@@ -12,6 +12,9 @@
 #if defined(LOCUS_TSAN)
 #include <sanitizer/tsan_interface.h>
 #endif
+#if defined(LOCUS_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace locus::ult {
 namespace {
@@ -34,6 +37,11 @@ struct stack_arena::slab {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "locus: mmap");
     base = static_cast<std::byte*>(p);
+#if defined(LOCUS_ASAN)
+    // Parked contexts never return, so their frames' redzones stay poisoned in the shadow; a new
+    // mapping at a recycled address must start clean.
+    __asan_unpoison_memory_region(base, bytes);
+#endif
     for (std::size_t i = 0; i < count; ++i) {
       std::byte* guard = base + i * stride;
       if (::mprotect(guard, guard_bytes, PROT_NONE) != 0) {
@@ -55,6 +63,9 @@ struct stack_arena::slab {
     unregister_slab(reinterpret_cast<std::uintptr_t>(base));
 #if defined(LOCUS_TSAN)
     for (auto& s : stacks) __tsan_destroy_fiber(s.sanitizer_fiber);
+#endif
+#if defined(LOCUS_ASAN)
+    __asan_unpoison_memory_region(base, bytes);
 #endif
     ::munmap(base, bytes);
   }
