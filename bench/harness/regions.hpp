@@ -36,7 +36,7 @@ std::unique_ptr<region> make_omp_region(int workers);
 
 // Process-wide oneTBB settings for the lifetime of the returned handle: the parallelism limit
 // raised to `max_workers` (so that arenas larger than the machine, used for oversubscribed runs,
-// get all their threads) and an 256 MiB worker stack (deep recursion: UTS T3L is 17844 levels).
+// get all their threads) and a 256 MiB worker stack (deep recursion: UTS T3L is 17844 levels).
 // Without LOCUS_BENCH_PEERS the handle does nothing.
 std::shared_ptr<void> make_tbb_settings(int max_workers);
 
