@@ -288,6 +288,19 @@ TEST(Runtime, IdleWorkersGoToSleep) {
 
 TEST(Stats, StealsAreCountedByTopologyLevel) {
   locus::runtime rt{locus::options{.workers = 16, .topology = synthetic16}};
+  rt.exec([] {
+    // Oversubscribed workers may all be descheduled during a short run: force one steal.
+    std::atomic<bool> continuation_ran{false};
+    locus::task_group tg;
+    tg.run([&] {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!continuation_ran.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
+    });
+    continuation_ran = true;
+    tg.wait();
+  });
   EXPECT_EQ(rt.exec([] { return fib(24); }), serial_fib(24));
   const auto s = rt.stats();
   const auto total = s.total();
