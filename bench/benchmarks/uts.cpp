@@ -1,10 +1,11 @@
 // uts: Unbalanced Tree Search (UTS 2.1; Olivier et al., LCPC 2006). Counts the nodes, leaves
 // and depth of an implicitly defined random tree (see uts_tree.hpp) whose shape is unknown until
-// it is explored: the classic load-balancing stress for work stealing. Every child is a task
-// (a task group per node), as in the BOTS and Cilk versions; the child's SHA-1 is computed in
-// its own task. Named trees verify against their published counts, custom trees against the
-// serial search.
-#include <atomic>
+// it is explored: the classic load-balancing stress for work stealing. Every child but the last
+// is a task (a task group per node; the last child is searched by the node itself), and a
+// child's SHA-1 is computed in its own task. Named trees verify against their published counts,
+// custom trees against the serial search.
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -28,38 +29,48 @@ using uts::counts;
 using uts::state;
 using uts::tree_params;
 
-// Sums the subtrees of one node's children as they finish, possibly on different workers.
-struct accumulator {
-  std::atomic<std::uint64_t> nodes{0};
-  std::atomic<std::uint64_t> leaves{0};
-  std::atomic<int> depth{0};
-
-  void add(const counts& c) noexcept {
-    nodes.fetch_add(c.nodes, std::memory_order_relaxed);
-    leaves.fetch_add(c.leaves, std::memory_order_relaxed);
-    int d = depth.load(std::memory_order_relaxed);
-    while (c.depth > d && !depth.compare_exchange_weak(d, c.depth, std::memory_order_relaxed)) {
-    }
+// The subtree counts of one node's children: each child writes its own slot, so joining needs no
+// atomic read-modify-write (which would cost more than a spawn here).
+class child_results {
+ public:
+  explicit child_results(int k) : k_(k) {
+    if (k_ > small) large_.resize(static_cast<std::size_t>(k_));
+  }
+  counts& operator[](int i) noexcept {
+    return k_ > small ? large_[static_cast<std::size_t>(i)] : small_[static_cast<std::size_t>(i)];
   }
   // After the join: the node itself plus its children's subtrees.
-  counts node_total() const noexcept {
-    return {1 + nodes.load(std::memory_order_relaxed), leaves.load(std::memory_order_relaxed),
-            depth.load(std::memory_order_relaxed)};
+  counts node_total() noexcept {
+    counts total{1, 0, 0};
+    for (int i = 0; i < k_; ++i) {
+      const counts& c = (*this)[i];
+      total.nodes += c.nodes;
+      total.leaves += c.leaves;
+      total.depth = std::max(total.depth, c.depth);
+    }
+    return total;
   }
+
+ private:
+  static constexpr int small = 16;
+  int k_;
+  std::array<counts, small> small_{};
+  std::vector<counts> large_;
 };
 
+// Every parallel version spawns children 0..k-2 and searches the last child itself, the usual
+// fork-join shape (and the one Cilk's UTS compiles to once the last spawn is elided).
 counts search_locus(const tree_params& t, const state& s, int height) {
   const int k = uts::num_children(t, s, height);
   if (k <= 0) return {1, 1, height};
-  accumulator acc;
+  child_results r(k);
   locus::task_group tg;
-  for (int i = 0; i < k; ++i) {
-    tg.run([&t, &s, &acc, i, height] {
-      acc.add(search_locus(t, uts::child_state(s, i), height + 1));
-    });
+  for (int i = 0; i < k - 1; ++i) {
+    tg.run([&t, &s, &r, i, height] { r[i] = search_locus(t, uts::child_state(s, i), height + 1); });
   }
+  r[k - 1] = search_locus(t, uts::child_state(s, k - 1), height + 1);
   tg.wait();
-  return acc.node_total();
+  return r.node_total();
 }
 
 #if LOCUS_BENCH_PEERS
@@ -67,30 +78,32 @@ counts search_locus(const tree_params& t, const state& s, int height) {
 counts search_tbb(const tree_params& t, const state& s, int height) {
   const int k = uts::num_children(t, s, height);
   if (k <= 0) return {1, 1, height};
-  accumulator acc;
+  child_results r(k);
   tbb::task_group tg;
-  for (int i = 0; i < k; ++i) {
-    tg.run(
-        [&t, &s, &acc, i, height] { acc.add(search_tbb(t, uts::child_state(s, i), height + 1)); });
+  for (int i = 0; i < k - 1; ++i) {
+    tg.run([&t, &s, &r, i, height] { r[i] = search_tbb(t, uts::child_state(s, i), height + 1); });
   }
+  r[k - 1] = search_tbb(t, uts::child_state(s, k - 1), height + 1);
   tg.wait();
-  return acc.node_total();
+  return r.node_total();
 }
 
 counts search_omp(const tree_params* t, const state* s, int height) {
   const int k = uts::num_children(*t, *s, height);
   if (k <= 0) return {1, 1, height};
-  accumulator acc;
-  accumulator* a = &acc;
-  for (int i = 0; i < k; ++i) {
-#pragma omp task default(none) firstprivate(t, s, a, i, height)
+  child_results r(k);
+  child_results* rp = &r;
+  for (int i = 0; i < k - 1; ++i) {
+#pragma omp task default(none) firstprivate(t, s, rp, i, height)
     {
       const state child = uts::child_state(*s, i);
-      a->add(search_omp(t, &child, height + 1));
+      (*rp)[i] = search_omp(t, &child, height + 1);
     }
   }
+  const state last = uts::child_state(*s, k - 1);
+  r[k - 1] = search_omp(t, &last, height + 1);
 #pragma omp taskwait
-  return acc.node_total();
+  return r.node_total();
 }
 
 #endif

@@ -94,7 +94,7 @@ class alignas(64) worker {
 
  private:
   work_item* find_work();
-  void dispatch(work_item* item);
+  std::uint64_t dispatch(work_item* item);  // returns the time spent inside tasks
   work_item* after_return(const ult::transfer& t);
 };
 
