@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/cli.hpp"
+#include "harness/idle.hpp"
 #include "harness/platform.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
@@ -21,6 +22,7 @@ constexpr std::size_t omp_stack_bytes = std::size_t{256} << 20;
 int bench_main(const std::vector<std::string>& args) {
   using namespace locus_bench;
   try {
+    if (!args.empty() && args.front() == "idle") return run_idle_probe(args, std::cout);
     const cli_options opts = parse_command_line(args);
     const registry& reg = registry::get();
     switch (opts.cmd) {

@@ -319,6 +319,8 @@ std::string usage() {
        "  locus-bench list                 benchmark names, one per line\n"
        "  locus-bench info BENCH           parameters, defaults per size, implementations\n"
        "  locus-bench run BENCH[,BENCH...]|all [options]\n"
+       "  locus-bench idle [--workers N] [--reps R] [--seconds S]\n"
+       "      CPU time an idle runtime uses in S seconds after a parallel phase\n"
        "  locus-bench help\n"
        "\n"
        "run options (LIST = comma-separated; list options may be repeated):\n"

@@ -5,6 +5,10 @@
 #include <sched.h>
 #include <time.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
 #include "sched/fork_join.hpp"
 #include "sched/runtime_impl.hpp"
 
@@ -31,6 +35,17 @@ constexpr unsigned spin_rounds = 64;
 constexpr unsigned yield_rounds = 96;
 
 }  // namespace
+
+ult::stack* worker::acquire_stack_or_die() noexcept {
+  // The scheduler loop has nobody to hand an exception to: a task that cannot get a stack ends
+  // the program with the reason rather than a bare std::terminate.
+  try {
+    return stacks.acquire();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "locus: worker %d cannot start a task: %s\n", index, e.what());
+    std::abort();
+  }
+}
 
 worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_levels,
                ult::stack_arena& arena)
@@ -102,7 +117,7 @@ std::uint64_t worker::dispatch(work_item* item) {
         break;
       }
       case item_kind::task:
-        stk = stacks.acquire();
+        stk = acquire_stack_or_die();
         ctx = fiber_context(*stk);
         payload = item;
         break;

@@ -94,6 +94,7 @@ class alignas(64) worker {
 
  private:
   work_item* find_work();
+  ult::stack* acquire_stack_or_die() noexcept;
   std::uint64_t dispatch(work_item* item);  // returns the time spent inside tasks
   work_item* after_return(const ult::transfer& t);
 };

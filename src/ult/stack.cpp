@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <new>
+#include <string>
 #include <system_error>
 
 #include "ult/slab_registry.hpp"
@@ -35,7 +36,11 @@ struct stack_arena::slab {
       : stride(guard_bytes + stack_bytes), bytes(stride * count), stacks(count) {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "locus: mmap");
+    if (p == MAP_FAILED) {
+      throw std::system_error(errno, std::generic_category(),
+                              "locus: cannot map task stacks (" + std::to_string(count) + " x " +
+                                  std::to_string(stride) + " bytes)");
+    }
     base = static_cast<std::byte*>(p);
 #if defined(LOCUS_ASAN)
     // Parked contexts never return, so their frames' redzones stay poisoned in the shadow; a new
@@ -47,7 +52,12 @@ struct stack_arena::slab {
       if (::mprotect(guard, guard_bytes, PROT_NONE) != 0) {
         const int err = errno;
         ::munmap(base, bytes);
-        throw std::system_error(err, std::generic_category(), "locus: mprotect guard");
+        // ENOMEM here means vm.max_map_count: every guard region splits the mapping, so the
+        // number of task stacks alive at once is limited to about half of it.
+        throw std::system_error(err, std::generic_category(),
+                                "locus: cannot protect a task stack's guard region (too many "
+                                "stacks alive at once? each takes two of vm.max_map_count's "
+                                "memory mappings)");
       }
       stacks[i].lo = guard + guard_bytes;
       stacks[i].size = stack_bytes;
