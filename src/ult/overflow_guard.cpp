@@ -1,12 +1,12 @@
 // Turns a hit on a stack guard region into a message that names the cause and the knob.
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <vector>
 
 #include "ult/slab_registry.hpp"
 #include "ult/stack.hpp"
@@ -88,17 +88,34 @@ void install_overflow_handler() {
 
 void prepare_thread_for_overflow_reports() {
   // The faulting stack is exhausted, so the handler needs a stack of its own. One per thread,
-  // kept for the thread's life (a worker thread lives as long as its runtime).
-  thread_local std::vector<std::byte> alt_stack;
+  // kept for the thread's life, mapped rather than allocated so that its pages cost no memory
+  // until a fault actually uses them.
+  struct alt_stack_mapping {
+    void* base = nullptr;
+    std::size_t bytes = 0;
+    ~alt_stack_mapping() {
+      if (base == nullptr) return;
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      ::sigaltstack(&off, nullptr);
+      ::munmap(base, bytes);
+    }
+  };
+  thread_local alt_stack_mapping alt;
   stack_t current{};
   if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) == 0 &&
       current.ss_size >= 32 * 1024) {
     return;  // someone (e.g. a sanitizer runtime) already gave this thread a large enough one
   }
-  alt_stack.resize(64 * 1024);
+  if (alt.base != nullptr) return;
+  constexpr std::size_t bytes = 64 * 1024;
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;  // overflows then die without the message, nothing worse
+  alt.base = p;
+  alt.bytes = bytes;
   stack_t ss{};
-  ss.ss_sp = alt_stack.data();
-  ss.ss_size = alt_stack.size();
+  ss.ss_sp = p;
+  ss.ss_size = bytes;
   ss.ss_flags = 0;
   ::sigaltstack(&ss, nullptr);
 }
