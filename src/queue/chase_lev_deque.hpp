@@ -42,7 +42,8 @@ class chase_lev_deque {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
     const std::int64_t t = top_.load(std::memory_order_acquire);
     ring* a = buffer_.load(std::memory_order_relaxed);
-    if (b - t > static_cast<std::int64_t>(a->capacity) - 1) a = grow(a, t, b);
+    if (b - t > static_cast<std::int64_t>(a->capacity) - 1) [[unlikely]]
+      a = grow(a, t, b);
     a->put(b, item);
     bottom_.store(b + 1, std::memory_order_release);
   }
@@ -112,7 +113,7 @@ class chase_lev_deque {
     std::vector<std::atomic<T>> slots;
   };
 
-  ring* grow(ring* old, std::int64_t t, std::int64_t b) {
+  [[gnu::noinline]] ring* grow(ring* old, std::int64_t t, std::int64_t b) {
     auto bigger = std::make_unique<ring>(old->capacity * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, old->get(i));
     ring* fresh = bigger.get();

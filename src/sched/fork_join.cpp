@@ -18,7 +18,7 @@ namespace {
 using what = switch_msg::what;
 
 // Only policies with group hooks mark a group as begun; for the others wait() stays inline.
-void begin_group(worker& w, group_state& g) {
+[[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun = true;
   w.rt.sched->group_begin(w, g);
 }
@@ -32,7 +32,7 @@ struct outside_start final : task_base {
   std::promise<void> copied;
 };
 
-void spawn_from_outside(spawn_record& rec) {
+[[gnu::noinline, gnu::cold]] void spawn_from_outside(spawn_record& rec) {
   runtime& rt = default_runtime();
   auto task = std::make_unique<outside_start>(&rec);
   auto copied = task->copied.get_future();
@@ -155,7 +155,7 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
   return complete_concurrent_child(w, g, me);
 }
 
-ult::transfer run_task(const switch_msg* m) {
+[[gnu::noinline]] ult::transfer run_task(const switch_msg* m) {
   auto* raw = static_cast<task_base*>(m->item);
   group_state* g = raw->group;
   const bool root = raw->submitted;
@@ -239,9 +239,15 @@ bool spawn_child_first(spawn_record& rec) {
   return true;
 }
 
+namespace {
+[[gnu::noinline, gnu::cold]] void publish_to_outside_caller(spawn_record* rec) noexcept {
+  static_cast<outside_start*>(rec->outside)->copied.set_value();
+}
+}  // namespace
+
 void publish_continuation(spawn_record* rec) noexcept {
-  if (rec->outside != nullptr) {
-    static_cast<outside_start*>(rec->outside)->copied.set_value();
+  if (rec->outside != nullptr) [[unlikely]] {
+    publish_to_outside_caller(rec);
     return;
   }
   worker* w = rec->spawner;

@@ -24,8 +24,8 @@ struct spawn_options {
 
 // A suspended execution: an opaque machine context plus the stack it lives on.
 struct suspended {
-  void* ctx = nullptr;
-  void* stack = nullptr;
+  void* ctx;
+  void* stack;
 };
 
 // What a deque holds: either the continuation of a parent that spawned a child child-first, or a
@@ -50,13 +50,15 @@ struct spawn_record final : work_item {
   // Filled in by the core: where the parent's continuation is, the child's stack (to recognise
   // this record when popping it back), the spawning worker, and, for a spawn from a thread
   // outside the runtime, the hand-shake that tells the caller the closure has been copied.
+  // Left uninitialised here: the core writes them before any read, and this record is built on
+  // every spawn.
   suspended parent;
-  void* child_stack = nullptr;
-  worker* spawner = nullptr;
+  void* child_stack;
+  worker* spawner;
   void* outside = nullptr;
   // Set when the policy routes this child elsewhere than child-first (see spawn_child_first).
-  std::uint8_t route = 0;
-  int route_target = -1;
+  std::uint8_t route;
+  int route_target;
 };
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
