@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Tests of tools/report against hand-written locus-bench output with known numbers.
+
+    python3 tests/report/test_report.py [PATH/TO/tools/report]
+
+The fixture (results_a.jsonl, results_b.jsonl) is chosen so every derived number is exact:
+fib n=20 has TS = 11 ms, locus/ws T1 = 12 ms with 10000 spawns per rep (100 ns per spawn) and
+T2 = 8 ms with 13 ms of busy time per rep (W_2/T1 = 1.083); nqueens has a failed 2-worker
+configuration; uts has no serial configuration and an adws run without a 1-worker partner.
+Prints one line per test and 'N passed, M failed'; exits 1 when any failed.
+"""
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
+                       else os.path.join(HERE, "..", "..", "tools", "report"))
+FIXTURES = [os.path.join(HERE, "results_a.jsonl"), os.path.join(HERE, "results_b.jsonl")]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
+SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
+
+sys.path.insert(0, os.path.dirname(TOOL))
+from report_lib import markdown  # noqa: E402
+
+
+def scratch_dir():
+    return tempfile.mkdtemp(dir=SCRATCH)
+
+
+def run_tool(args, env=None, command=None):
+    """Runs tools/report (as an executable, so its shebang and fallback are what is tested)."""
+    return subprocess.run((command or [TOOL]) + args, capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+@functools.lru_cache(maxsize=None)
+def markdown_only():
+    """One --no-plots run over both fixtures, shared by the tests that read report.md."""
+    out = scratch_dir()
+    proc = run_tool(FIXTURES + ["--out", out, "--no-plots", "--title", "Fixture report"])
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        return out, proc, f.read()
+
+
+def assert_lines(text, lines):
+    present = set(text.splitlines())
+    for line in lines:
+        assert line in present, f"report.md lacks the line\n  {line}"
+
+
+def matplotlib_importable():
+    """What tools/report can use: this interpreter's matplotlib or the system one's."""
+    for python in dict.fromkeys([sys.executable, SYSTEM_PYTHON]):
+        if os.access(python, os.X_OK) and subprocess.run(
+                [python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            return True
+    return False
+
+
+def test_benchmark_tables():
+    """T/TS, T1/TP, T1/TS and W_P/T1 per configuration, and dashes where a reference is missing."""
+    _, _, text = markdown_only()
+    assert text.startswith("# Fixture report\n")
+    assert_lines(text, [
+        "### fib (n=20)",
+        "| serial | — | 1 | 11.0 ms | 10.0 ms | 3 | yes | 1.00 | 1.00 | — | — |",
+        "| locus | ws | 1 | 12.0 ms | 11.8 ms | 3 | yes | 1.09 | 1.00 | 1.091 | 0.958 |",
+        "| locus | ws | 2 | 8.00 ms | 7.50 ms | 3 | yes | 0.73 | 1.50 | 1.091 | 1.083 |",
+        "| tbb | — | 2 | 6.90 ms | 6.80 ms | 3 | yes | 0.63 | 1.67 | — | — |",
+        "| omp | — | 1 | 13.0 ms | 12.8 ms | 3 | yes | 1.18 | 1.00 | — | — |",
+        "### uts (tree=S1)",
+        "| locus | ws | 2 | 30.0 ms | 29.0 ms | 2 | yes | — | 1.67 | — | 1.100 |",
+        "| locus | adws | 2 | 27.0 ms | 26.0 ms | 2 | yes | — | — | — | — |",
+    ])
+
+
+def test_unverified_listed_first():
+    """A failed configuration is named before any number, and is in no ratio."""
+    _, _, text = markdown_only()
+    failed = text.find("## ⚠ Unverified configurations")
+    assert 0 <= failed < text.find("## Summary"), "unverified section missing or not first"
+    assert_lines(text, [
+        "**1 configuration(s) FAILED verification.** They are listed in the tables below but "
+        "left out of every ratio.",
+        "| nqueens (n=8, cutoff=3) | locus/ws | 2 | `" + FIXTURES[0]
+        + ":10` | verification failed: got 91, expected 92 |",
+        "| locus | ws | 2 | — | — | 0 | **NO** | — | — | — | — |",
+    ])
+
+
+def test_summary_table():
+    """Medians side by side per worker count, with T1/TS and T1/T2."""
+    _, _, text = markdown_only()
+    assert_lines(text, [
+        "| benchmark | configuration | T (1 worker) | T (2 workers) | T1/TS | T1/T2 |",
+        "| fib (n=20) | locus/ws | 12.0 ms | 8.00 ms | 1.09 | 1.50 |",
+        "| fib (n=20) | omp | 13.0 ms | — | 1.18 | — |",
+        "| nqueens (n=8, cutoff=3) | locus/ws | 2.50 ms | — | 1.25 | — |",
+        "| uts (tree=S1) | locus/ws | 50.0 ms | 30.0 ms | — | 1.67 |",
+    ])
+
+
+def test_breakdown_and_spawn_overhead():
+    """Per worker-rep times, per-rep counts by steal level, and (T1 - TS) / spawns in ns."""
+    _, _, text = markdown_only()
+    assert_lines(text, [
+        "| fib (n=20) | ws | 2 | 6.50 ms | 800 µs | 200 µs | 86.7% | 0.94 | 10000 "
+        "| L0 0, L1 2, L2 1 | L0 0, L1 10, L2 0 | 40 |",
+        "| uts (tree=S1) | ws | 2 | 27.5 ms | 2.00 ms | 500 µs | 91.7% | 1.00 | 1000 "
+        "| L0 0, L1 5, L2 0 | L0 0, L1 12.5, L2 0 | 7 |",
+        "| fib (n=20) | ws | 12.0 ms | 11.0 ms | 10000 | 100.0 |",
+        "| nqueens (n=8, cutoff=3) | ws | 2.50 ms | 2.00 ms | 2000 | 250.0 |",
+    ])
+    assert "| uts (tree=S1) | ws | 50.0 ms" not in text, "per-spawn row without a serial run"
+
+
+def test_printed_paths():
+    """stdout lists exactly the files written."""
+    out, proc, _ = markdown_only()
+    printed = proc.stdout.split()
+    assert printed == [os.path.join(out, "report.md")], printed
+    assert sorted(os.listdir(out)) == ["report.md"]
+
+
+def test_plots():
+    """With matplotlib: three valid PNGs, linked from report.md. Without: exit 1 naming the
+    package."""
+    out = scratch_dir()
+    proc = run_tool(FIXTURES + ["--out", out])
+    if not matplotlib_importable():
+        assert proc.returncode == 1 and "python3-matplotlib" in proc.stderr, proc.stderr
+        print("  (matplotlib not importable: checked the error message instead of the PNGs)")
+        return
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    names = ["speedup.png", "breakdown.png", "spawn_overhead.png"]
+    assert proc.stdout.split() == [os.path.join(out, n) for n in ["report.md"] + names]
+    for name in names:
+        with open(os.path.join(out, name), "rb") as f:
+            assert f.read(8) == PNG_MAGIC, f"{name} is not a PNG"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert "![Speed-up over serial elision](speedup.png)" in text
+
+
+def test_missing_matplotlib_names_package():
+    """A matplotlib that cannot be imported gives exit 1 and names the Debian package."""
+    hide = scratch_dir()
+    with open(os.path.join(hide, "matplotlib.py"), "w") as f:
+        f.write("raise ImportError('hidden by test_report.py')\n")
+    env = dict(os.environ, PYTHONPATH=hide, LOCUS_REPORT_REEXEC="1")
+    proc = run_tool(FIXTURES + ["--out", os.path.join(hide, "out")], env=env,
+                    command=[sys.executable, TOOL])
+    assert proc.returncode == 1, f"exit {proc.returncode}"
+    assert "python3-matplotlib" in proc.stderr and "--no-plots" in proc.stderr, proc.stderr
+    assert not os.path.exists(os.path.join(hide, "out", "report.md"))
+
+
+def test_malformed_lines_exit_2():
+    """Bad JSON and a missing field are rejected with exit 2, naming file and line."""
+    work = scratch_dir()
+    with open(FIXTURES[1], encoding="utf-8") as f:
+        good = f.readline()
+    cases = {
+        "not-json.jsonl": (good + "\n{\"bench\": \n", ":3: not valid JSON"),
+        "no-workers.jsonl": (good.replace('"workers":1,', ""), ":1: missing field 'workers'"),
+        "bad-stats.jsonl": (good.replace('"busy_s":0.098,', "", 1), ":1: stats.total has no"),
+    }
+    for name, (content, expected) in cases.items():
+        path = os.path.join(work, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+        proc = run_tool([FIXTURES[0], path, "--out", os.path.join(work, "out"), "--no-plots"])
+        assert proc.returncode == 2, f"{name}: exit {proc.returncode}"
+        assert path + expected in proc.stderr, f"{name}: {proc.stderr}"
+
+
+def test_repeated_configuration_keeps_later():
+    """The same configuration in two files: the later line is used, with a warning."""
+    work = scratch_dir()
+    rerun = os.path.join(work, "rerun.jsonl")
+    with open(FIXTURES[1], encoding="utf-8") as f:
+        line = f.readline().replace('"median_s":0.050', '"median_s":0.040')
+    with open(rerun, "w", encoding="utf-8") as f:
+        f.write(line)
+    proc = run_tool(FIXTURES + [rerun, "--out", work, "--no-plots"])
+    assert proc.returncode == 0, proc.stderr
+    assert f"{rerun}:1 repeats the configuration of {FIXTURES[1]}:1" in proc.stderr
+    with open(os.path.join(work, "report.md"), encoding="utf-8") as f:
+        assert "| uts (tree=S1) | locus/ws | 40.0 ms | 30.0 ms | — | 1.33 |" in f.read()
+
+
+def test_time_units():
+    """Three significant digits in the unit that keeps the value at least 1."""
+    cases = {12.3456: "12.3 s", 1.0: "1.00 s", 0.25: "250 ms", 3.4e-5: "34.0 µs",
+             7.5e-8: "75.0 ns", 0: "0", None: "—"}
+    for seconds, text in cases.items():
+        assert markdown.fmt_time(seconds) == text, f"{seconds}: {markdown.fmt_time(seconds)}"
+
+
+TESTS = [test_benchmark_tables, test_unverified_listed_first, test_summary_table,
+         test_breakdown_and_spawn_overhead, test_printed_paths, test_plots,
+         test_missing_matplotlib_names_package, test_malformed_lines_exit_2,
+         test_repeated_configuration_keeps_later, test_time_units]
+
+
+def main():
+    passed = failed = 0
+    try:
+        for test in TESTS:
+            try:
+                test()
+            except Exception as e:  # a crash in a test is that test's failure, not the run's
+                failed += 1
+                print(f"FAIL {test.__name__}: {type(e).__name__}: {e}")
+            else:
+                passed += 1
+                print(f"ok   {test.__name__}")
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

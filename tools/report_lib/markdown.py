@@ -1,0 +1,193 @@
+"""report.md: failures first, then the summary, per-benchmark tables, locus breakdowns, plots."""
+
+import os
+
+from . import metrics as m
+
+DASH = "—"
+
+
+def fmt_time(seconds):
+    """Seconds in the largest unit (s, ms, µs, ns) that keeps the value at least 1, with three
+    significant digits, so columns of very different magnitudes stay readable."""
+    if seconds is None:
+        return DASH
+    if seconds == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return _three_digits(seconds / scale) + " " + unit
+    return _three_digits(seconds * 1e9) + " ns"
+
+
+def _three_digits(v):
+    digits = 2 if abs(v) < 10 else 1 if abs(v) < 100 else 0
+    return f"{v:.{digits}f}"
+
+
+def fmt_ratio(x, digits=2):
+    return DASH if x is None else f"{x:.{digits}f}"
+
+
+def fmt_count(x):
+    """Counts per repetition: whole numbers as such, fractions (averages) with one decimal."""
+    return f"{x:.0f}" if x == int(x) or abs(x) >= 100 else f"{x:.1f}"
+
+
+def table(header, rows, text_columns=1):
+    """A Markdown table; the first text_columns left-aligned (names), the rest right-aligned
+    (numbers). A '|' inside a cell (say, in an error message) is escaped."""
+    align = [":--"] * text_columns + ["--:"] * (len(header) - text_columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _inputs(paths, results, groups):
+    names = ", ".join(f"`{p}`" for p in paths)
+    return (f"Inputs: {names}: {len(results)} configurations of {len(groups)} "
+            f"benchmark/parameter sets.")
+
+
+def failures_section(groups):
+    """Failed configurations, at the top so that nobody reads numbers past them."""
+    failed = [(g, r) for g in groups for r in g.rows if not r.verified]
+    if not failed:
+        total = sum(len(g.rows) for g in groups)
+        return f"All {total} configurations verified."
+    rows = [(g.title, m.label(r), r.workers, f"`{r.where}`", r.error or DASH) for g, r in failed]
+    return "\n\n".join([
+        "## ⚠ Unverified configurations",
+        f"**{len(failed)} configuration(s) FAILED verification.** They are listed in the tables "
+        f"below but left out of every ratio.",
+        table(["benchmark", "configuration", "workers", "line", "error"], rows, 5)])
+
+
+def summary_section(groups):
+    """Medians per benchmark and configuration side by side, with the two headline ratios."""
+    counts = m.worker_counts(groups)
+    p = counts[-1]
+    scaling = [f"T1/T{p}"] if p > 1 else []  # no speed-up column when all ran on 1 worker
+    header = (["benchmark", "configuration"] + [f"T ({n} worker{'s' * (n > 1)})" for n in counts]
+              + ["T1/TS"] + scaling)
+    rows = []
+    for g in groups:
+        for name in _series(g):
+            by_p = {r.workers: r for r in g.rows if m.label(r) == name}
+            times = [fmt_time(by_p[n].median_s if n in by_p and by_p[n].usable else None)
+                     for n in counts]
+            t1_ts = m.t_over_ts(g, by_p[1]) if 1 in by_p else None
+            row = [g.title, name] + times + [fmt_ratio(t1_ts)]
+            if scaling:
+                row.append(fmt_ratio(m.self_speedup(g, by_p[p]) if p in by_p else None))
+            rows.append(row)
+    legend = ("Median times. T1/TS: 1-worker median over the serial median (the cost of "
+              "parallelisation on one core; 1.00 is free).")
+    if scaling:
+        legend += f" T1/T{p}: speed-up from 1 to {p} workers of the same configuration."
+    legend += f" {DASH}: the configuration needed is missing or failed."
+    return "\n\n".join(["## Summary", legend, table(header, rows, 2)])
+
+
+def _series(g):
+    """The distinct impl/sched names of a group in row order."""
+    return list(dict.fromkeys(m.label(r) for r in g.rows))
+
+
+def benchmark_section(g):
+    rows = []
+    for r in g.rows:
+        rows.append([
+            r.impl, r.sched or DASH, r.workers,
+            fmt_time(r.median_s), fmt_time(r.min_s), r.reps,
+            "yes" if r.verified else "**NO**",
+            fmt_ratio(m.t_over_ts(g, r)), fmt_ratio(m.self_speedup(g, r)),
+            fmt_ratio(m.work_efficiency(g, r), 3), fmt_ratio(m.work_inflation(g, r), 3)])
+    header = ["impl", "sched", "workers", "median", "min", "reps", "verified", "T/TS", "T1/TP",
+              "T1/TS", "W_P/T1"]
+    return f"### {g.title}\n\n" + table(header, rows, 2)
+
+
+def benchmarks_section(groups):
+    legend = (
+        "T/TS: median over the serial median. T1/TP: the same impl and scheduler's 1-worker "
+        "median over this median (speed-up). For locus: T1/TS, work efficiency (1-worker locus "
+        "median over the serial median); W_P/T1, work inflation (busy time of all workers per "
+        "repetition over the 1-worker median).")
+    return "\n\n".join(["## Results per benchmark", legend]
+                       + [benchmark_section(g) for g in groups])
+
+
+def _levels(counts):
+    return ", ".join(f"L{i} {fmt_count(c)}" for i, c in enumerate(counts)) or DASH
+
+
+def breakdown_section(groups):
+    """Where locus workers spent their time, and how work moved between them."""
+    rows = []
+    for g in groups:
+        for r in g.locus_rows():
+            parts = m.per_worker_rep(r)
+            if parts is None:
+                continue
+            t = r.total
+            accounted = sum(parts.values())
+            busy_share = parts["busy_s"] / accounted if accounted > 0 else None
+            rows.append([
+                g.title, r.sched, r.workers,
+                fmt_time(parts["busy_s"]), fmt_time(parts["idle_s"]),
+                fmt_time(parts["overhead_s"]),
+                DASH if busy_share is None else f"{100 * busy_share:.1f}%",
+                fmt_ratio(m.accounted_over_median(r)),
+                fmt_count(m.per_rep(r, t["spawns"])),
+                _levels(m.per_rep(r, t["steals_by_level"])),
+                _levels(m.per_rep(r, t["failed_steals_by_level"])),
+                fmt_count(m.per_rep(r, t["suspensions"]))])
+    if not rows:
+        return "## locus time breakdown\n\nNo verified locus configuration with statistics."
+    header = ["benchmark", "sched", "workers", "busy", "idle", "overhead", "busy share",
+              "sum/median", "spawns/rep", "steals/rep by level", "failed steals/rep by level",
+              "suspensions/rep"]
+    return "\n\n".join([
+        "## locus time breakdown",
+        "busy, idle and overhead: seconds per worker per repetition; sum/median: their sum over "
+        "the median time, about 1.00 when the statistics cover just the timed region. Counts: "
+        "per repetition, all workers together; steal levels are topology distances between "
+        "thief and victim (L0 = same core).",
+        table(header, rows, 2)])
+
+
+def spawn_section(groups):
+    """Cost of a spawn on one worker, where nothing is stolen: (T1 - TS) / spawns per rep."""
+    rows = []
+    for g in groups:
+        serial = g.serial()
+        for sched in g.scheds():
+            ns = m.spawn_overhead_ns(g, sched)
+            if ns is None:
+                continue
+            one = g.one_worker("locus", sched)
+            rows.append([g.title, sched, fmt_time(one.median_s), fmt_time(serial.median_s),
+                         fmt_count(m.per_rep(one, one.total["spawns"])), f"{ns:.1f}"])
+    if not rows:
+        return ("## Per-spawn overhead\n\nNeeds a serial and a 1-worker locus configuration "
+                "with spawns; none here.")
+    return "\n\n".join([
+        "## Per-spawn overhead",
+        "(T1 − TS) / spawns per repetition, T1 the 1-worker locus median.",
+        table(["benchmark", "sched", "T1", "TS", "spawns/rep", "ns per spawn"], rows, 2)])
+
+
+def plots_section(plot_files):
+    if not plot_files:
+        return ""
+    images = [f"![{caption}]({os.path.basename(path)})" for caption, path in plot_files]
+    return "\n\n".join(["## Plots"] + images)
+
+
+def render(title, paths, results, groups, plot_files):
+    """The whole report; plot_files is a list of (caption, path) for the images beside it."""
+    sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
+                summary_section(groups), benchmarks_section(groups), breakdown_section(groups),
+                spawn_section(groups), plots_section(plot_files)]
+    return "\n\n".join(s for s in sections if s) + "\n"

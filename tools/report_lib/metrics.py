@@ -1,0 +1,165 @@
+"""Grouping of configurations by benchmark and parameters, and the ratios the report shows.
+
+Every ratio is None when a configuration it needs is missing or did not verify, so the
+renderers print a dash instead of a number derived from a failed run.
+"""
+
+from dataclasses import dataclass, field
+
+from .load import params_key
+
+_IMPL_ORDER = {"serial": 0, "locus": 1, "tbb": 2, "omp": 3}
+COMPONENTS = ("busy_s", "idle_s", "overhead_s")
+
+
+def impl_rank(impl):
+    """Peers in a fixed order (serial, locus, tbb, omp), anything else after them by name."""
+    return (_IMPL_ORDER.get(impl, len(_IMPL_ORDER)), impl)
+
+
+def sched_rank(sched):
+    """ws, the baseline scheduler, first; the others by name."""
+    return (sched != "ws", sched or "")
+
+
+def row_order(r):
+    return (impl_rank(r.impl), sched_rank(r.sched), r.workers)
+
+
+def label(r):
+    """Short name of a configuration's series: impl, or impl/sched for locus."""
+    return f"{r.impl}/{r.sched}" if r.sched else r.impl
+
+
+@dataclass
+class Group:
+    """The configurations of one benchmark with one set of parameters: ratios compare only
+    within a group, since the harness interleaves repetitions only there."""
+
+    bench: str
+    params: dict
+    rows: list = field(default_factory=list)
+
+    @property
+    def title(self):
+        shown = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{self.bench} ({shown})" if shown else self.bench
+
+    def serial(self):
+        """The usable serial-elision configuration (the TS reference), or None."""
+        return next((r for r in self.rows if r.impl == "serial" and r.usable), None)
+
+    def one_worker(self, impl, sched):
+        """The usable 1-worker configuration of impl/sched (the T1 reference), or None."""
+        return next((r for r in self.rows
+                     if r.impl == impl and r.sched == sched and r.workers == 1 and r.usable), None)
+
+    def locus_rows(self):
+        return [r for r in self.rows if r.impl == "locus" and r.total]
+
+    def scheds(self):
+        return sorted({r.sched for r in self.locus_rows()}, key=sched_rank)
+
+
+def group(results):
+    """Groups in order of first appearance, rows sorted by impl, sched, workers."""
+    groups = {}
+    for r in results:
+        key = (r.bench, params_key(r.params))
+        groups.setdefault(key, Group(r.bench, r.params)).rows.append(r)
+    for g in groups.values():
+        g.rows.sort(key=row_order)
+    return list(groups.values())
+
+
+def _ratio(num, den):
+    return None if num is None or den is None or den <= 0 else num / den
+
+
+def _median(r):
+    return r.median_s if r is not None and r.usable else None
+
+
+def t_over_ts(g, r):
+    """T/TS: this configuration's median over the serial median (below 1 is faster)."""
+    serial = g.serial()
+    return _ratio(_median(r), _median(serial))
+
+
+def speedup_vs_serial(g, r):
+    """TS/T: what the speed-up plot shows."""
+    serial = g.serial()
+    return _ratio(_median(serial), _median(r))
+
+
+def self_speedup(g, r):
+    """T1/TP: speed-up over the same impl and scheduler on 1 worker."""
+    return _ratio(_median(g.one_worker(r.impl, r.sched)), _median(r))
+
+
+def work_efficiency(g, r):
+    """T1/TS for verified locus rows: the cost of the runtime on 1 worker relative to serial
+    elision (the same for every worker count; shown per row for reading across)."""
+    if r.impl != "locus" or not r.usable:
+        return None
+    return _ratio(_median(g.one_worker(r.impl, r.sched)), _median(g.serial()))
+
+
+def busy_per_rep(r):
+    """W_P: busy time of all workers for one repetition (stats are summed over the reps)."""
+    if not r.usable or not r.total:
+        return None
+    return r.total["busy_s"] / r.reps
+
+
+def work_inflation(g, r):
+    """W_P/T1 for locus rows: how much more busy time P workers spend than 1 worker's run."""
+    if r.impl != "locus":
+        return None
+    return _ratio(busy_per_rep(r), _median(g.one_worker(r.impl, r.sched)))
+
+
+def per_worker_rep(r):
+    """busy/idle/overhead seconds per worker per repetition, or None without stats. Only for
+    verified configurations: stats cover every timed rep, times_s only the verified ones."""
+    if not r.usable or not r.total:
+        return None
+    return {c: r.total[c] / (r.workers * r.reps) for c in COMPONENTS}
+
+
+def accounted_over_median(r):
+    """(busy + idle + overhead) per worker-rep over the median: about 1 when the statistics
+    cover exactly the timed region, so a value far from 1 flags stats to distrust."""
+    parts = per_worker_rep(r)
+    return None if parts is None else sum(parts.values()) / r.median_s
+
+
+def per_rep(r, value):
+    """A stats count (or list of counts per level) divided by the number of repetitions."""
+    if isinstance(value, list):
+        return [v / r.reps for v in value]
+    return value / r.reps
+
+
+def breakdown_reference(g, r):
+    """The configuration a time-breakdown bar is normalised to: ws with the same worker count,
+    else the first scheduler present with that count (stated in the plot)."""
+    same_p = [o for o in g.locus_rows() if o.workers == r.workers and per_worker_rep(o)]
+    same_p.sort(key=lambda o: sched_rank(o.sched))
+    return same_p[0] if same_p else None
+
+
+def spawn_overhead_ns(g, sched):
+    """(T1 - TS) / spawns per rep, in ns: the cost of one spawn when it does no parallel work.
+    None unless serial and a usable 1-worker locus configuration with spawns exist."""
+    one = g.one_worker("locus", sched)
+    serial = g.serial()
+    if one is None or serial is None or not one.total or one.total["spawns"] <= 0:
+        return None
+    spawns = one.total["spawns"] / one.reps
+    return (one.median_s - serial.median_s) / spawns * 1e9
+
+
+def worker_counts(groups):
+    """All worker counts of parallel configurations, ascending (the summary's columns)."""
+    return sorted({r.workers for g in groups for r in g.rows if r.impl != "serial"} | {1})
