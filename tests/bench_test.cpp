@@ -294,11 +294,15 @@ TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
   // serial once whatever the worker list; locus per (sched, workers); peers per workers.
   EXPECT_EQ(labels, expected);
 
-  const run_plan all = make_plan(parse({"run", "all", "--size", "small", "--set", "n=9"}), reg, 3);
+  // A plain key applies to every selected benchmark that has it.
+  const run_plan two = make_plan(parse({"run", "fib,nqueens", "--set", "n=9"}), reg, 3);
+  ASSERT_EQ(two.benches.size(), 2u);
+  EXPECT_EQ(two.benches[0].params.text("n"), "9");  // fib
+  EXPECT_EQ(two.benches[1].params.text("n"), "9");  // nqueens
+
+  const run_plan all = make_plan(parse({"run", "all", "--size", "small"}), reg, 3);
   ASSERT_EQ(all.benches.size(), reg.all().size());
   EXPECT_EQ(all.reps, 3);
-  EXPECT_EQ(all.benches[0].params.text("n"), "9");  // fib
-  EXPECT_EQ(all.benches[1].params.text("n"), "9");  // nqueens
   for (const auto& bp : all.benches) {
     for (const auto& c : bp.configs) EXPECT_EQ(c.workers, c.which == impl::serial ? 1 : 3);
   }
@@ -316,7 +320,8 @@ TEST(BenchOutput, JsonLineFormat) {
   r.stats_json = R"({"scheduler":"ws"})";
   EXPECT_EQ(format_json_line(r),
             R"({"bench":"fib","impl":"locus","sched":"ws","workers":2,"params":{"n":20},)"
-            R"("times_s":[0.5,0.25,1],"median_s":0.5,"min_s":0.25,"verified":true,)"
+            R"("times_s":[0.5,0.25,1],"median_s":0.5,"min_s":0.25,"t1_over_ts":null,)"
+            R"("t1_over_tp":null,"work_inflation":null,"verified":true,)"
             R"("result":"6765","stats":{"scheduler":"ws"}})");
 
   r.config = {impl::serial, "", 1};
@@ -327,6 +332,32 @@ TEST(BenchOutput, JsonLineFormat) {
   EXPECT_NE(line.find(R"("impl":"serial","sched":null,"workers":1)"), std::string::npos) << line;
   EXPECT_NE(line.find(R"("verified":false)"), std::string::npos) << line;
   EXPECT_NE(line.find(R"("error":"fib(20) = \"6765\"")"), std::string::npos) << line;
+}
+
+TEST(BenchOutput, DerivesWorkEfficiencySpeedupAndInflation) {
+  const auto make = [](impl which, const char* sched, int workers, std::vector<double> times,
+                       double busy_per_rep) {
+    config_result r;
+    r.bench = "fib";
+    r.config = {which, sched, workers};
+    r.times_s = std::move(times);
+    r.busy_per_rep_s = busy_per_rep;
+    return r;
+  };
+  std::vector<config_result> rs{make(impl::serial, "", 1, {1.0, 1.0, 1.0}, -1),
+                                make(impl::locus, "ws", 1, {1.2, 1.1, 1.3}, 1.15),
+                                make(impl::locus, "ws", 2, {0.6, 0.5, 0.7}, 1.32),
+                                make(impl::tbb, "", 2, {0.8}, -1)};
+  derive_ratios(rs);
+  EXPECT_FALSE(rs[0].t1_over_ts);
+  ASSERT_TRUE(rs[1].t1_over_ts);
+  EXPECT_DOUBLE_EQ(*rs[1].t1_over_ts, 1.2);             // T1 / TS
+  EXPECT_DOUBLE_EQ(*rs[1].work_inflation, 1.15 / 1.2);  // W_1 / T1
+  EXPECT_FALSE(rs[2].t1_over_ts);
+  EXPECT_DOUBLE_EQ(*rs[2].t1_over_tp, 1.2 / 0.6);       // T1 / T2
+  EXPECT_DOUBLE_EQ(*rs[2].work_inflation, 1.32 / 1.2);  // W_2 / T1
+  EXPECT_FALSE(rs[3].t1_over_tp);                       // no tbb run on one worker
+  EXPECT_FALSE(rs[3].work_inflation);
 }
 
 TEST(BenchOutput, ExecuteWritesOneVerifiedJsonLinePerConfiguration) {

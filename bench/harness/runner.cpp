@@ -182,11 +182,22 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
   }
 
   bool ok = true;
+  std::vector<config_result> mine;
   for (auto& r : runs) {
-    if (r.stats) r.result.stats_json = r.stats->to_json();
+    if (r.stats) {
+      r.result.stats_json = r.stats->to_json();
+      if (!r.result.times_s.empty()) {
+        r.result.busy_per_rep_s =
+            r.stats->total().busy_s / static_cast<double>(r.result.times_s.size());
+      }
+    }
     ok = ok && r.result.verified;
-    if (plan.json) out << format_json_line(r.result) << "\n" << std::flush;
-    results.push_back(std::move(r.result));
+    mine.push_back(std::move(r.result));
+  }
+  derive_ratios(mine);
+  for (auto& r : mine) {
+    if (plan.json) out << format_json_line(r) << "\n" << std::flush;
+    results.push_back(std::move(r));
   }
   return ok;
 }
@@ -198,6 +209,33 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void derive_ratios(std::vector<config_result>& results) {
+  const auto usable = [](const config_result& r) { return r.verified && !r.times_s.empty(); };
+  const config_result* serial = nullptr;
+  for (const auto& r : results) {
+    if (r.config.which == impl::serial && usable(r)) serial = &r;
+  }
+  for (auto& r : results) {
+    if (!usable(r) || r.config.which == impl::serial) continue;
+    const config_result* one = nullptr;
+    for (const auto& o : results) {
+      if (o.config.which == r.config.which && o.config.sched == r.config.sched &&
+          o.config.workers == 1 && usable(o)) {
+        one = &o;
+      }
+    }
+    if (r.config.workers == 1 && serial != nullptr && serial->median_s() > 0) {
+      r.t1_over_ts = r.median_s() / serial->median_s();
+    }
+    if (r.config.workers > 1 && one != nullptr && r.median_s() > 0) {
+      r.t1_over_tp = one->median_s() / r.median_s();
+    }
+    if (r.busy_per_rep_s >= 0 && one != nullptr && one->median_s() > 0) {
+      r.work_inflation = r.busy_per_rep_s / one->median_s();
+    }
+  }
 }
 
 double config_result::median_s() const {
@@ -225,6 +263,16 @@ std::string format_json_line(const config_result& r) {
   } else {
     o.num("median_s", r.median_s()).num("min_s", r.min_s());
   }
+  const auto optional_num = [&o](const char* key, const std::optional<double>& v) {
+    if (v) {
+      o.num(key, *v);
+    } else {
+      o.null(key);
+    }
+  };
+  optional_num("t1_over_ts", r.t1_over_ts);
+  optional_num("t1_over_tp", r.t1_over_tp);
+  optional_num("work_inflation", r.work_inflation);
   o.boolean("verified", r.verified);
   o.str("result", r.result);
   if (!r.verified) o.str("error", r.error);
@@ -234,8 +282,8 @@ std::string format_json_line(const config_result& r) {
 
 std::string format_table(const std::vector<config_result>& results) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back(
-      {"bench", "impl", "sched", "workers", "reps", "median", "min", "median/serial", "result"});
+  rows.push_back({"bench", "impl", "sched", "workers", "reps", "median", "min", "median/serial",
+                  "T1/TS", "T1/TP", "W_P/T1", "result"});
   for (const auto& r : results) {
     std::optional<double> serial;
     for (const auto& s : results) {
@@ -250,6 +298,9 @@ std::string format_table(const std::vector<config_result>& results) {
                     std::to_string(r.config.workers), std::to_string(r.times_s.size()),
                     have ? human_time(r.median_s()) : "FAILED", have ? human_time(r.min_s()) : "-",
                     have && serial && *serial > 0 ? fixed(r.median_s() / *serial, 3) : "-",
+                    r.t1_over_ts ? fixed(*r.t1_over_ts, 3) : "-",
+                    r.t1_over_tp ? fixed(*r.t1_over_tp, 3) : "-",
+                    r.work_inflation ? fixed(*r.work_inflation, 3) : "-",
                     r.verified ? r.result : "FAILED: " + r.error});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);

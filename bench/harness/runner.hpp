@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,22 @@ struct config_result {
   std::string result;              // verdict::result of the last run
   std::string error;               // first failure, if any
   std::string stats_json = "{}";   // locus::stats::to_json() over the timed reps; {} otherwise
+  // Derived when the needed configurations ran in the same invocation (see derive_ratios):
+  std::optional<double> t1_over_ts;      // 1-worker configurations: work efficiency T1/TS
+  std::optional<double> t1_over_tp;      // P-worker configurations: speedup over own 1 worker
+  std::optional<double> work_inflation;  // locus: W_P/T1, W_P = busy time of all workers per rep
+  double busy_per_rep_s = -1;            // locus: total busy seconds per timed rep; -1 otherwise
 
   double median_s() const;
   double min_s() const;
 };
 
 double median(std::vector<double> values);
+
+// Fills the derived ratios of every result of one benchmark invocation (same parameters): T1/TS
+// against the serial configuration, T1/TP against the same implementation and scheduler on one
+// worker, and for locus the work inflation W_P/T1.
+void derive_ratios(std::vector<config_result>& results);
 
 // {"bench":..,"impl":..,"sched":..,"workers":..,"params":{..},"times_s":[..],"median_s":..,
 //  "min_s":..,"verified":..,"result":..,"stats":{..}} on one line (no newline). sched is null

@@ -24,12 +24,12 @@ class config_error : public std::invalid_argument {
 
 // Explicit settings win; unset ones come from the environment (LOCUS_*), then the defaults.
 struct options {
-  std::optional<std::string> sched{};     // LOCUS_SCHED: ws (default)
-  std::optional<int> workers{};           // LOCUS_WORKERS: default = PUs the process may use
-  std::optional<std::string> topology{};  // LOCUS_TOPOLOGY: hwloc synthetic description
-  std::optional<std::size_t> stack_size{};// LOCUS_STACK_SIZE: bytes per user-level thread
-  std::optional<bool> stats_at_exit{};    // LOCUS_STATS
-  std::optional<bool> print_config{};     // LOCUS_PRINT_CONFIG
+  std::optional<std::string> sched{};       // LOCUS_SCHED: ws (default)
+  std::optional<int> workers{};             // LOCUS_WORKERS: default = PUs the process may use
+  std::optional<std::string> topology{};    // LOCUS_TOPOLOGY: hwloc synthetic description
+  std::optional<std::size_t> stack_size{};  // LOCUS_STACK_SIZE: bytes per user-level thread
+  std::optional<bool> stats_at_exit{};      // LOCUS_STATS
+  std::optional<bool> print_config{};       // LOCUS_PRINT_CONFIG
 };
 
 namespace detail {
@@ -50,11 +50,15 @@ class runtime {
   template <class F>
   std::invoke_result_t<F&> exec(F&& f) {
     using R = std::invoke_result_t<F&>;
+    static_assert(!std::is_reference_v<R>, "runtime::exec: f must return a value or void");
     if (detail::current_runtime() == impl_.get()) return f();
-    std::packaged_task<R()> job(std::ref(f));
-    auto result = job.get_future();
-    submit(std::make_unique<detail::closure_task<std::packaged_task<R()>>>(std::move(job)));
-    return result.get();
+    detail::root_outcome<R> outcome;
+    auto root = std::make_unique<detail::root_task<std::remove_reference_t<F>, R>>(f, outcome);
+    auto done = root->done.get_future();
+    submit(std::move(root));
+    done.wait();
+    if (outcome.error) std::rethrow_exception(outcome.error);
+    if constexpr (!std::is_void_v<R>) return std::move(*outcome.value);
   }
 
   int num_workers() const noexcept;

@@ -159,21 +159,27 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
   auto* raw = static_cast<task_base*>(m->item);
   group_state* g = raw->group;
   const bool root = raw->submitted;
-  {
-    std::unique_ptr<task_base> task(raw);
-    try {
-      task->execute();
-    } catch (...) {
-      if (g != nullptr) {
-        record_exception(*g, std::current_exception());
-      } else {
-        current_worker()->rt.count_suppressed_exception();
-      }
+  std::unique_ptr<task_base> task(raw);
+  try {
+    task->execute();
+  } catch (...) {
+    if (g != nullptr) {
+      record_exception(*g, std::current_exception());
+    } else {
+      current_worker()->rt.count_suppressed_exception();
     }
   }
   worker* w = current_worker();
   w->running->may_have_moved = false;
-  if (root) w->rt.root_finished();
+  if (root) {
+    // Account for the root's busy time before its caller can read the statistics.
+    const std::uint64_t now = clock_ns();
+    w->counters.busy_ns.add(now - w->switched_in_ns);
+    w->switched_in_ns = now;
+    w->rt.root_finished();
+    task->root_done();
+  }
+  task.reset();
   return complete_concurrent_child(w, g, w->running);
 }
 

@@ -49,8 +49,7 @@ class runtime_impl {
   // At most one wake-up is in flight: a busy worker pushing continuously while another sleeps
   // must not make a system call per push.
   void notify_work() noexcept {
-    if (sleepers_.load(std::memory_order_relaxed) > 0 &&
-        !waking_.load(std::memory_order_relaxed) &&
+    if (sleepers_.load(std::memory_order_relaxed) > 0 && !waking_.load(std::memory_order_relaxed) &&
         !waking_.exchange(true, std::memory_order_relaxed)) {
       wake_one();
     }

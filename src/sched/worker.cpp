@@ -3,7 +3,6 @@
 #include "sched/worker.hpp"
 
 #include <sched.h>
-#include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,13 +13,6 @@
 
 namespace locus::detail {
 namespace {
-
-std::uint64_t now_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,16 +49,15 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
       rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}
 
 void worker::main_loop() {
-  std::uint64_t mark = now_ns();
+  std::uint64_t mark = clock_ns();
   while (true) {
     work_item* item = find_work();
-    const std::uint64_t found = now_ns();
+    const std::uint64_t found = clock_ns();
     counters.idle_ns.add(found - mark);
     if (item == nullptr) return;
     const std::uint64_t busy = dispatch(item);
-    const std::uint64_t done = now_ns();
-    // Time inside tasks is busy; the rest of the dispatch is scheduler overhead.
-    counters.busy_ns.add(busy);
+    const std::uint64_t done = clock_ns();
+    // Time inside tasks is busy (dispatch accounted for it); the rest is scheduler overhead.
     counters.overhead_ns.add(done - found > busy ? done - found - busy : 0);
     mark = done;
   }
@@ -129,9 +120,13 @@ std::uint64_t worker::dispatch(work_item* item) {
     running = stk;
     switch_msg msg{switch_msg::what::from_scheduler, this, nullptr, nullptr, payload};
     // Busy time is what runs between switching into a context and getting control back.
-    const std::uint64_t start = now_ns();
+    const std::uint64_t start = clock_ns();
+    switched_in_ns = start;
     const ult::transfer t = ult::switch_to(ctx, *stk, &msg);
-    busy += now_ns() - start;
+    const std::uint64_t back = clock_ns();
+    busy += back - start;
+    // A finishing root has already accounted for its part (up to switched_in_ns).
+    counters.busy_ns.add(back - switched_in_ns);
     item = after_return(t);
   }
   return busy;

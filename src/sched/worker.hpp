@@ -2,6 +2,8 @@
 // user-level threads return to.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -16,6 +18,13 @@
 namespace locus::detail {
 
 class runtime_impl;
+
+inline std::uint64_t clock_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 // Counters written by their worker only and read by stats(): relaxed atomics so that reading
 // them concurrently is defined, with plain load+store increments (no locked instruction).
@@ -72,6 +81,7 @@ class alignas(64) worker {
   ult::stack* running = nullptr;      // stack of the context running on this worker
 
   worker_counters counters;
+  std::uint64_t switched_in_ns = 0;  // when the scheduler last switched into a task
   std::uint64_t rng_state;
   void* policy_data = nullptr;
 
@@ -95,7 +105,9 @@ class alignas(64) worker {
  private:
   work_item* find_work();
   ult::stack* acquire_stack_or_die() noexcept;
-  std::uint64_t dispatch(work_item* item);  // returns the time spent inside tasks
+  // Runs `item` (and whatever it hands back); returns the time spent inside tasks, which it has
+  // added to the busy counter.
+  std::uint64_t dispatch(work_item* item);
   work_item* after_return(const ult::transfer& t);
 };
 

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <future>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -68,6 +70,40 @@ struct task_base : work_item {
   task_base& operator=(const task_base&) = delete;
   virtual ~task_base() = default;
   virtual void execute() = 0;
+  // Called by the core once a submitted (root) task has finished and its worker has accounted
+  // for it, so that whoever waits for the root sees complete statistics.
+  virtual void root_done() noexcept {}
+};
+
+// Where runtime::exec keeps a root's outcome: in the calling thread's frame, which outlives the
+// task object.
+template <class R>
+struct root_outcome {
+  std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> value;
+  std::exception_ptr error;
+};
+
+// A root submitted by runtime::exec. The caller is signalled only after the core is done with
+// the task, so it sees complete statistics.
+template <class F, class R>
+struct root_task final : task_base {
+  root_task(F& fn, root_outcome<R>& out) : f(fn), outcome(out) {}
+  void execute() override {
+    try {
+      if constexpr (std::is_void_v<R>) {
+        f();
+        outcome.value.emplace(true);
+      } else {
+        outcome.value.emplace(f());
+      }
+    } catch (...) {
+      outcome.error = std::current_exception();
+    }
+  }
+  void root_done() noexcept override { done.set_value(); }
+  F& f;
+  root_outcome<R>& outcome;
+  std::promise<void> done;
 };
 
 template <class Fn>
