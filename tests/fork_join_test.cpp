@@ -330,3 +330,32 @@ TEST(Stats, PrintedAtExitWithLocusStats) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Stats, PhasesPartitionTheTimeSinceReset) {
+  locus::runtime rt{locus::options{.workers = 2}};
+  rt.exec([] { return fib(18); });  // warm up: stacks mapped, workers started
+  const auto reset_before = std::chrono::steady_clock::now();
+  rt.reset_stats();
+  const auto reset_after = std::chrono::steady_clock::now();
+  EXPECT_EQ(rt.exec([] { return fib(22); }), serial_fib(22));
+  const auto read_before = std::chrono::steady_clock::now();
+  const auto s = rt.stats();
+  const auto read_after = std::chrono::steady_clock::now();
+  const double shortest = std::chrono::duration<double>(read_before - reset_after).count();
+  const double longest = std::chrono::duration<double>(read_after - reset_before).count();
+  for (const auto& w : s.workers) {
+    // Every instant since the reset is busy, idle or overhead, exactly once (a phase change
+    // racing with the read may misplace a few microseconds).
+    const double sum = w.busy_s + w.idle_s + w.overhead_s;
+    EXPECT_GE(sum, shortest - 1e-4) << "worker " << w.worker;
+    EXPECT_LE(sum, longest + 1e-4) << "worker " << w.worker;
+  }
+  // The root ran fib(22) inside a task: its worker's busy time is already counted when exec
+  // returns.
+  EXPECT_GT(s.total().busy_s, 0.0);
+  EXPECT_GT(s.total().spawns, 0u);
+}
+
+}  // namespace

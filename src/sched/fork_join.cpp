@@ -173,9 +173,7 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
   w->running->may_have_moved = false;
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
-    const std::uint64_t now = clock_ns();
-    w->counters.busy_ns.add(now - w->switched_in_ns);
-    w->switched_in_ns = now;
+    w->enter_phase(worker::phase::busy, clock_ns());
     w->rt.root_finished();
     task->root_done();
   }

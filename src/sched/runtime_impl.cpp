@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -146,13 +147,32 @@ locus::stats runtime_impl::stats() const {
   locus::stats s;
   s.scheduler = settings.sched;
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  const std::uint64_t now = clock_ns();
   for (const auto& w : workers_) {
     const worker_counters& c = w->counters;
     worker_stats ws;
     ws.worker = w->index;
-    ws.busy_s = static_cast<double>(c.busy_ns.get()) * 1e-9;
-    ws.idle_s = static_cast<double>(c.idle_ns.get()) * 1e-9;
-    ws.overhead_s = static_cast<double>(c.overhead_ns.get()) * 1e-9;
+    // Include the phase the worker is in right now, so that busy + idle + overhead covers the
+    // whole time since the last reset.
+    std::uint64_t busy = c.busy_ns.get(), idle = c.idle_ns.get(), overhead = c.overhead_ns.get();
+    const std::uint64_t since =
+        std::max(w->phase_since_ns.load(std::memory_order_relaxed), stats_epoch_ns());
+    if (now > since) {
+      switch (w->current_phase.load(std::memory_order_relaxed)) {
+        case worker::phase::busy:
+          busy += now - since;
+          break;
+        case worker::phase::idle:
+          idle += now - since;
+          break;
+        case worker::phase::overhead:
+          overhead += now - since;
+          break;
+      }
+    }
+    ws.busy_s = static_cast<double>(busy) * 1e-9;
+    ws.idle_s = static_cast<double>(idle) * 1e-9;
+    ws.overhead_s = static_cast<double>(overhead) * 1e-9;
     ws.spawns = c.spawns.get();
     ws.suspensions = c.suspensions.get();
     ws.local_resumes = c.local_resumes.get();
@@ -167,6 +187,7 @@ locus::stats runtime_impl::stats() const {
 
 void runtime_impl::reset_stats() noexcept {
   suppressed_.store(0, std::memory_order_relaxed);
+  stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
     for (counter* x : {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.mailbox_pushes,

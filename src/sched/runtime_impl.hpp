@@ -69,6 +69,10 @@ class runtime_impl {
 
   locus::stats stats() const;
   void reset_stats() noexcept;
+  // Time accounting before this instant is not counted (set by reset_stats).
+  std::uint64_t stats_epoch_ns() const noexcept {
+    return stats_epoch_ns_.load(std::memory_order_relaxed);
+  }
   std::string describe() const;
 
  private:
@@ -89,6 +93,7 @@ class runtime_impl {
   std::atomic<int> roots_active_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> suppressed_{0};
+  std::atomic<std::uint64_t> stats_epoch_ns_{0};
 };
 
 // The runtime a worker thread belongs to (nullptr elsewhere).

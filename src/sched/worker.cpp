@@ -4,6 +4,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -48,19 +49,36 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
       counters(distance_levels),
       rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}
 
-void worker::main_loop() {
-  std::uint64_t mark = clock_ns();
-  while (true) {
-    work_item* item = find_work();
-    const std::uint64_t found = clock_ns();
-    counters.idle_ns.add(found - mark);
-    if (item == nullptr) return;
-    const std::uint64_t busy = dispatch(item);
-    const std::uint64_t done = clock_ns();
-    // Time inside tasks is busy (dispatch accounted for it); the rest is scheduler overhead.
-    counters.overhead_ns.add(done - found > busy ? done - found - busy : 0);
-    mark = done;
+void worker::enter_phase(phase next, std::uint64_t now) noexcept {
+  // Time since the last phase change (or since the last statistics reset, whichever is later)
+  // belongs to the phase that is ending.
+  const std::uint64_t since =
+      std::max(phase_since_ns.load(std::memory_order_relaxed), rt.stats_epoch_ns());
+  if (now > since) phase_counter(current_phase.load(std::memory_order_relaxed)).add(now - since);
+  current_phase.store(next, std::memory_order_relaxed);
+  phase_since_ns.store(now, std::memory_order_relaxed);
+}
+
+counter& worker::phase_counter(phase p) noexcept {
+  switch (p) {
+    case phase::busy:
+      return counters.busy_ns;
+    case phase::idle:
+      return counters.idle_ns;
+    case phase::overhead:
+      break;
   }
+  return counters.overhead_ns;
+}
+
+void worker::main_loop() {
+  enter_phase(phase::idle, clock_ns());
+  while (work_item* item = find_work()) {
+    enter_phase(phase::overhead, clock_ns());
+    dispatch(item);
+    enter_phase(phase::idle, clock_ns());
+  }
+  enter_phase(phase::overhead, clock_ns());
 }
 
 work_item* worker::find_work() {
@@ -90,8 +108,7 @@ work_item* worker::find_work() {
   return nullptr;
 }
 
-std::uint64_t worker::dispatch(work_item* item) {
-  std::uint64_t busy = 0;
+void worker::dispatch(work_item* item) {
   while (item != nullptr) {
     ult::fcontext ctx = nullptr;
     ult::stack* stk = nullptr;
@@ -120,16 +137,11 @@ std::uint64_t worker::dispatch(work_item* item) {
     running = stk;
     switch_msg msg{switch_msg::what::from_scheduler, this, nullptr, nullptr, payload};
     // Busy time is what runs between switching into a context and getting control back.
-    const std::uint64_t start = clock_ns();
-    switched_in_ns = start;
+    enter_phase(phase::busy, clock_ns());
     const ult::transfer t = ult::switch_to(ctx, *stk, &msg);
-    const std::uint64_t back = clock_ns();
-    busy += back - start;
-    // A finishing root has already accounted for its part (up to switched_in_ns).
-    counters.busy_ns.add(back - switched_in_ns);
+    enter_phase(phase::overhead, clock_ns());
     item = after_return(t);
   }
-  return busy;
 }
 
 work_item* worker::after_return(const ult::transfer& t) {

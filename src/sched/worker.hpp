@@ -81,7 +81,14 @@ class alignas(64) worker {
   ult::stack* running = nullptr;      // stack of the context running on this worker
 
   worker_counters counters;
-  std::uint64_t switched_in_ns = 0;  // when the scheduler last switched into a task
+  // Which of busy / idle / overhead this worker is in, and since when: the time accounting of
+  // ADWS §6.1, updated only at transitions of the scheduler loop (never on the spawn path).
+  enum class phase : std::uint8_t { overhead, idle, busy };
+  std::atomic<phase> current_phase{phase::overhead};
+  std::atomic<std::uint64_t> phase_since_ns{0};
+  // Closes the current phase at `now` (adding its time to its counter) and opens `next`.
+  void enter_phase(phase next, std::uint64_t now) noexcept;
+  counter& phase_counter(phase p) noexcept;
   std::uint64_t rng_state;
   void* policy_data = nullptr;
 
@@ -105,9 +112,8 @@ class alignas(64) worker {
  private:
   work_item* find_work();
   ult::stack* acquire_stack_or_die() noexcept;
-  // Runs `item` (and whatever it hands back); returns the time spent inside tasks, which it has
-  // added to the busy counter.
-  std::uint64_t dispatch(work_item* item);
+  // Runs `item` and whatever running it hands back.
+  void dispatch(work_item* item);
   work_item* after_return(const ult::transfer& t);
 };
 
