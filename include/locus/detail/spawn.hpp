@@ -22,6 +22,8 @@ inline constexpr int inherit_place = -2;
 struct spawn_options {
   double work = 0.0;  // 0 = no work hint
   int place = inherit_place;
+  // Per-task identity for the policy's own use (CATS: the spawn-path id), set in on_spawn.
+  std::uint32_t tag = 0;
 };
 
 // A suspended execution: an opaque machine context plus the stack it lives on.
