@@ -1,0 +1,249 @@
+// Shared pieces of the grid benchmarks: heat2d (ADWS) and the CATS family heat, sor, ge and
+// their unbalanced -ub variants.
+//
+// - grid: a rows x cols array of doubles in one std::vector, row-major with an optional padding
+//   of whole doubles at the end of every row.
+// - fill_uniform: the documented deterministic input generator (splitmix64, fixed seeds).
+// - split_rows: the recursive row decomposition of the CATS benchmarks. CATS (seed 002, §4.2)
+//   divides a task's rows into parts until a leaf has at most `cutoff` rows (8 in the paper).
+//   row_shape::balanced halves every range; row_shape::unbalanced is the branching of the
+//   paper's Algorithm 1 ("heat-ub"): a procedure of the first kind splits [lo, hi) at the middle
+//   into a second-kind child (lower half) and a first-kind child (upper half); one of the second
+//   kind splits into quarters, of kinds first, first, second, first. Every iteration of an
+//   iterative benchmark builds the same tree, so task identifiers by spawn path repeat.
+//   The locus version gives each group a work hint (its rows times the work of a row) and a size
+//   hint (the bytes of its rows plus halo), and each child a work hint for its own rows.
+// - compare_grids: bit-exact comparison against a serial reference, with a checksum.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <locus/task_group.hpp>
+
+#include "harness/benchmark.hpp"
+
+namespace locus_bench::grid_bench {
+
+// ---- storage ------------------------------------------------------------------------------------
+
+class grid {
+ public:
+  grid() = default;
+  grid(int rows, int cols, int pad_doubles = 0)
+      : rows_(rows),
+        cols_(cols),
+        stride_(static_cast<std::size_t>(cols) + static_cast<std::size_t>(pad_doubles)),
+        data_(static_cast<std::size_t>(rows) * stride_, 0.0) {}
+
+  int rows() const noexcept { return rows_; }
+  int cols() const noexcept { return cols_; }
+  std::size_t stride() const noexcept { return stride_; }
+  double* row(int i) noexcept { return data_.data() + static_cast<std::size_t>(i) * stride_; }
+  const double* row(int i) const noexcept {
+    return data_.data() + static_cast<std::size_t>(i) * stride_;
+  }
+  double& at(int i, int j) noexcept { return row(i)[j]; }
+  double at(int i, int j) const noexcept { return row(i)[j]; }
+  // Copies the contents of another grid of the same shape.
+  void assign(const grid& other) { data_ = other.data_; }
+
+ private:
+  int rows_ = 0, cols_ = 0;
+  std::size_t stride_ = 0;
+  std::vector<double> data_;
+};
+
+// ---- inputs -------------------------------------------------------------------------------------
+
+// splitmix64 (Steele, Lea, Flood 2014): the state advances by 0x9e3779b97f4a7c15 and every
+// output is a finalised copy of it.
+class splitmix64 {
+ public:
+  explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::uint64_t state_;
+};
+
+// Every element of g (row by row, left to right) uniform in [lo, hi) from splitmix64(seed).
+inline void fill_uniform(grid& g, std::uint64_t seed, double lo, double hi) {
+  splitmix64 rng(seed);
+  for (int i = 0; i < g.rows(); ++i) {
+    double* r = g.row(i);
+    for (int j = 0; j < g.cols(); ++j) r[j] = lo + (hi - lo) * rng.uniform();
+  }
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+
+// One explicit (FTCS) step of the heat equation u_t = u_xx + u_yy on the block rows [r0, r1) x
+// columns [c0, c1) of a grid whose ring of boundary cells stays fixed:
+//   next = u + cx (u[i-1][j] - 2u + u[i+1][j]) + cy (u[i][j-1] - 2u + u[i][j+1]),
+// with cx = dt/dx^2 and cy = dt/dy^2 (stable for cx + cy <= 1/2). Out of line, so that every
+// implementation runs the very same machine code and results compare bit for bit.
+[[gnu::noinline]] inline void heat_step_block(const grid& cur, grid& next, int r0, int r1, int c0,
+                                              int c1, double cx, double cy) {
+  for (int i = r0; i < r1; ++i) {
+    const double* __restrict up = cur.row(i - 1);
+    const double* __restrict mid = cur.row(i);
+    const double* __restrict down = cur.row(i + 1);
+    double* __restrict out = next.row(i);
+    for (int j = c0; j < c1; ++j) {
+      out[j] = mid[j] + cx * (up[j] - 2.0 * mid[j] + down[j]) +
+               cy * (mid[j - 1] - 2.0 * mid[j] + mid[j + 1]);
+    }
+  }
+}
+
+// ---- row decomposition (CATS) -------------------------------------------------------------------
+
+enum class row_shape { balanced, unbalanced };
+
+struct row_plan {
+  row_shape shape = row_shape::balanced;
+  int cutoff = 8;                 // a range of at most this many rows is a leaf
+  int first = 0;                  // rows below `first` are done: ranges wholly below are skipped
+  double work_per_row = 1.0;      // work hint of one (active) row
+  std::size_t bytes_per_row = 0;  // size hint of one (active) row
+  std::size_t extra_bytes = 0;    // size hint added per group: halo rows, a pivot row
+};
+
+namespace detail {
+
+struct row_range {
+  int lo, hi;
+  bool second_kind;  // Algorithm 1's heat2 (quarters); always false when balanced
+};
+
+// The children of [lo, hi) of the given kind; returns how many (2 or 4).
+inline int children(const row_plan& p, const row_range& r, std::array<row_range, 4>& out) {
+  if (p.shape == row_shape::unbalanced && r.second_kind) {
+    const int quad = (r.hi - r.lo) / 4;
+    out[0] = {r.lo, r.lo + quad, false};
+    out[1] = {r.lo + quad, r.lo + 2 * quad, false};
+    out[2] = {r.lo + 2 * quad, r.lo + 3 * quad, true};
+    out[3] = {r.lo + 3 * quad, r.hi, false};
+    return 4;
+  }
+  const int mid = r.lo + (r.hi - r.lo) / 2;
+  out[0] = {r.lo, mid, p.shape == row_shape::unbalanced};
+  out[1] = {mid, r.hi, false};
+  return 2;
+}
+
+inline int active_rows(const row_plan& p, const row_range& r) {
+  return std::max(0, r.hi - std::max(r.lo, p.first));
+}
+
+template <bool Parallel, class Leaf>
+void split(const row_plan& p, row_range r, const Leaf& leaf) {
+  if (r.hi - r.lo <= p.cutoff) {
+    const int lo = std::max(r.lo, p.first);
+    if (lo < r.hi) leaf(lo, r.hi);
+    return;
+  }
+  std::array<row_range, 4> kids{};
+  const int k = children(p, r, kids);
+  // Children that are empty or wholly done spawn nothing (quarters of fewer than 4 rows are
+  // empty; GE's rows above the pivot are done).
+  std::array<row_range, 4> live{};
+  int m = 0;
+  for (int i = 0; i < k; ++i) {
+    if (kids[i].hi > kids[i].lo && active_rows(p, kids[i]) > 0) live[m++] = kids[i];
+  }
+  if constexpr (Parallel) {
+    const int rows = active_rows(p, r);
+    locus::task_group tg{
+        locus::work_hint{p.work_per_row * rows},
+        locus::size_hint{static_cast<std::size_t>(rows) * p.bytes_per_row + p.extra_bytes}};
+    for (int i = 0; i + 1 < m; ++i) {
+      tg.run([&p, &leaf, c = live[i]] { split<true>(p, c, leaf); },
+             locus::work_hint{p.work_per_row * active_rows(p, live[i])});
+    }
+    if (m > 0) split<true>(p, live[m - 1], leaf);
+    tg.wait();
+  } else {
+    for (int i = 0; i < m; ++i) split<false>(p, live[i], leaf);
+  }
+}
+
+}  // namespace detail
+
+// Calls leaf(lo, hi) on the leaves of the decomposition of [lo, hi) described by p, rows below
+// p.first excluded, serially in row order (the serial elision) or as locus tasks.
+template <class Leaf>
+void split_rows_serial(const row_plan& p, int lo, int hi, const Leaf& leaf) {
+  detail::split<false>(p, {lo, hi, false}, leaf);
+}
+template <class Leaf>
+void split_rows_locus(const row_plan& p, int lo, int hi, const Leaf& leaf) {
+  detail::split<true>(p, {lo, hi, false}, leaf);
+}
+
+inline std::string shape_text(row_shape s) {
+  return s == row_shape::balanced
+             ? "rows halved recursively"
+             : "rows split unevenly as in CATS Algorithm 1 (a first-kind range into a "
+               "second-kind lower half and a first-kind upper half, a second-kind range into "
+               "quarters of kinds first, first, second, first)";
+}
+
+// ---- verification -------------------------------------------------------------------------------
+
+inline double checksum(const grid& g) {
+  double s = 0;
+  for (int i = 0; i < g.rows(); ++i) {
+    const double* r = g.row(i);
+    for (int j = 0; j < g.cols(); ++j) s += r[j];
+  }
+  return s;
+}
+
+inline std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Bit-exact comparison of every element: the parallel versions perform the same floating-point
+// operations per element, in the same order, as the serial reference.
+inline verdict compare_grids(const grid& got, const grid& want) {
+  verdict v;
+  v.result = "checksum=" + number_text(checksum(got));
+  for (int i = 0; i < want.rows(); ++i) {
+    const double* a = got.row(i);
+    const double* b = want.row(i);
+    for (int j = 0; j < want.cols(); ++j) {
+      if (!(a[j] == b[j])) {
+        v.message = "element (" + std::to_string(i) + ", " + std::to_string(j) + ") is " +
+                    number_text(a[j]) + ", the serial reference has " + number_text(b[j]) +
+                    " (reference checksum=" + number_text(checksum(want)) + ")";
+        return v;
+      }
+    }
+  }
+  v.ok = true;
+  return v;
+}
+
+// The benchmarks that share this decomposition; their -ub variants pass row_shape::unbalanced.
+benchmark make_heat_family(row_shape shape);
+benchmark make_sor_family(row_shape shape);
+benchmark make_ge_family(row_shape shape);
+
+}  // namespace locus_bench::grid_bench

@@ -1,0 +1,136 @@
+// heat: the Heat benchmark of CATS (seed 002, §4), MIT Cilk's heat: Jacobi iteration of the 2-D
+// heat equation u_t = u_xx + u_yy with double buffering on a rows x cols grid of doubles,
+// `iters` time steps. Every step recursively divides the interior rows (grid_common.hpp's
+// split_rows) down to leaves of at most `cutoff` rows, each leaf updating its rows of the new
+// grid from the old one; the same task tree is built every step (CATS profiles the first
+// iteration and reuses the task identifiers). heat-ub (heat_ub.cpp) is the same computation with
+// the unbalanced branching of the paper's Algorithm 1.
+//
+// From the paper: a 1024 x 512 grid (Fig. 7, the medium size here), 512 columns and 1024 to 8192
+// rows for the scalability runs (8192 is the large size), a cutoff of 8 rows, two grids of
+// doubles as the working set. Hints for CATS and the multi-level schedulers: a group's size hint
+// is the bytes of its rows in both grids plus the two halo rows it reads, its work hint (and
+// each child's) the number of cells it updates.
+//
+// The update, with the boundary ring fixed: next = u + cx (N - 2u + S) + cy (W - 2u + E), with
+// cx = 0.1 and cy = 0.2 (a stable explicit step). Input: every cell, boundary included, uniform
+// in [0, 1) from splitmix64(seed), row by row. Verified bit for bit against a reference computed
+// in prepare() by plain loops over the whole interior (no decomposition), so a lost, repeated
+// or misplaced leaf shows.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "benchmarks/grid_common.hpp"
+#include "harness/benchmark.hpp"
+
+namespace locus_bench {
+
+namespace grid_bench {
+
+namespace {
+
+constexpr double cx = 0.1, cy = 0.2;
+
+class heat_instance final : public instance {
+ public:
+  heat_instance(row_shape shape, int rows, int cols, int iters, int cutoff, std::uint64_t seed)
+      : iters_(iters), initial_(rows, cols) {
+    plan_.shape = shape;
+    plan_.cutoff = cutoff;
+    plan_.first = 1;
+    plan_.work_per_row = cols - 2;
+    plan_.bytes_per_row = 2 * sizeof(double) * static_cast<std::size_t>(cols);
+    plan_.extra_bytes = 2 * sizeof(double) * static_cast<std::size_t>(cols);
+    fill_uniform(initial_, seed, 0.0, 1.0);
+    buf_[0] = initial_;
+    buf_[1] = initial_;
+    // The reference: plain loops over the whole interior, independent of the decomposition.
+    for (int t = 0; t < iters_; ++t) {
+      heat_step_block(buf_[t % 2], buf_[(t + 1) % 2], 1, rows - 1, 1, cols - 1, cx, cy);
+    }
+    reference_ = result();
+    reset();
+  }
+
+  void reset() override {
+    buf_[0].assign(initial_);
+    buf_[1].assign(initial_);
+  }
+
+  void run(const run_context& ctx) override {
+    const int rows = initial_.rows(), cols = initial_.cols();
+    for (int t = 0; t < iters_; ++t) {
+      const grid& cur = buf_[t % 2];
+      grid& next = buf_[(t + 1) % 2];
+      const auto leaf = [&cur, &next, cols](int lo, int hi) {
+        heat_step_block(cur, next, lo, hi, 1, cols - 1, cx, cy);
+      };
+      if (ctx.which == impl::locus) {
+        split_rows_locus(plan_, 1, rows - 1, leaf);
+      } else {
+        split_rows_serial(plan_, 1, rows - 1, leaf);
+      }
+    }
+  }
+
+  verdict verify() const override { return compare_grids(result(), reference_); }
+
+ private:
+  const grid& result() const { return buf_[iters_ % 2]; }
+
+  row_plan plan_;
+  int iters_;
+  grid initial_;
+  grid buf_[2];
+  grid reference_;
+};
+
+}  // namespace
+
+benchmark make_heat_family(row_shape shape) {
+  const bool ub = shape == row_shape::unbalanced;
+  benchmark b;
+  b.name = ub ? "heat-ub" : "heat";
+  b.description =
+      std::string("CATS ") + (ub ? "Heat-ub" : "Heat") +
+      ": Jacobi iteration of the 2-D heat equation with double buffering on a rows x cols grid, "
+      "every step's interior " +
+      shape_text(shape) +
+      " down to `cutoff` rows, the same task tree every step. Verified bit for bit against plain "
+      "serial loops.";
+  b.params = {
+      param_spec::integer("rows", "grid rows, boundary included (CATS: 1024 to 8192)",
+                          {"128", "1024", "8192"}, 3, 1 << 20),
+      param_spec::integer("cols", "grid columns, boundary included (CATS: 512)",
+                          {"512", "512", "512"}, 3, 1 << 20),
+      param_spec::integer("iters", "time steps", {"10", "500", "500"}, 1, 1000000),
+      param_spec::integer("cutoff", "ranges of at most this many rows are leaf tasks (CATS: 8)",
+                          {"8", "8", "8"}, 1, 1 << 20),
+      param_spec::integer("seed", "splitmix64 seed of the initial grid", {"1", "1", "1"}, 0,
+                          std::int64_t{1} << 62),
+  };
+  b.impls = {impl::serial, impl::locus};
+  b.check = [name = b.name](const param_values& p) {
+    if (p.integer("rows") * p.integer("cols") > (std::int64_t{1} << 28)) {
+      throw usage_error("--set " + name + ".rows, " + name +
+                        ".cols: rows x cols must be at most 2^28 cells (2 GiB a grid)");
+    }
+  };
+  b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
+    check(p);
+    return std::make_unique<heat_instance>(
+        shape, static_cast<int>(p.integer("rows")), static_cast<int>(p.integer("cols")),
+        static_cast<int>(p.integer("iters")), static_cast<int>(p.integer("cutoff")),
+        static_cast<std::uint64_t>(p.integer("seed")));
+  };
+  return b;
+}
+
+}  // namespace grid_bench
+
+benchmark make_heat_benchmark() {
+  return grid_bench::make_heat_family(grid_bench::row_shape::balanced);
+}
+
+}  // namespace locus_bench
