@@ -89,6 +89,9 @@ void help_with_own_tasks(group_state& g) {
 void suspend_until_joined(worker* w, group_state& g) {
   w->counters.suspensions.add();
   w->running->may_have_moved = true;
+  resume_item resume;
+  resume.group = &g;
+  g.resume = &resume;
   switch_msg msg{what::parked, w, w->running, &g, nullptr};
   w->running = &w->native;
   resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
@@ -204,7 +207,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     const suspended waiter = g->waiter;
     runtime_impl& rt = w->rt;
     const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
-    if (target == w->index || !rt.at(target).offer(&g->resume)) {
+    if (target == w->index || !rt.at(target).offer(g->resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
       return ult::switch_to(waiter.ctx, *waiter_stack, &msg);

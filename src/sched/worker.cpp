@@ -154,10 +154,10 @@ work_item* worker::after_return(const ult::transfer& t) {
   if (m->kind != switch_msg::what::parked) return nullptr;
   group_state* g = m->group;
   g->waiter = {t.fctx, m->stack};
-  g->resume.group = g;
+  resume_item* resume = g->resume;
   if (g->pending.fetch_add(group_state::waiter_flag, std::memory_order_acq_rel) == 0) {
     // Every child finished while the waiter was switching out: resume it right away.
-    return &g->resume;
+    return resume;
   }
   return nullptr;
 }

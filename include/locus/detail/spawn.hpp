@@ -117,7 +117,8 @@ struct closure_task final : task_base {
 };
 
 // A suspended waiter, queued when a policy resumes it on another worker than the one where its
-// last child finished.
+// last child finished. It lives in the waiter's own (suspended) frame, so groups that never
+// wait pay nothing for it.
 struct resume_item final : work_item {
   resume_item() noexcept : work_item(item_kind::resume) {}
 };
@@ -130,7 +131,7 @@ struct group_state {
 
   std::atomic<std::int64_t> pending{0};
   suspended waiter;
-  resume_item resume;  // how the waiter travels when a policy sends it to another worker
+  resume_item* resume;  // how the waiter travels; valid while it is parked
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
