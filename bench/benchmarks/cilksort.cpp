@@ -1,0 +1,232 @@
+// cilksort: parallel mergesort with parallel merge, the Cilk-5 / BOTS `cilksort` used by NUMA-WS
+// (seed 001, Deters et al. IISWC 2018: "parallel mergesort with parallel merge", Fig. 4, input
+// 1.3e8 elements, base case 1k).
+//
+// sort(in, tmp, n): below `quick` elements, a serial quicksort (median-of-three, Hoare partition)
+// that finishes ranges shorter than `insertion` by insertion sort. Otherwise the four quarters are
+// sorted in parallel (four tasks), then quarters 1+2 and 3+4 are merged into tmp in parallel, then
+// the two halves are merged back into in. merge(a, b, dest): the longer input is split at its
+// middle element, the shorter one by binary search (lower bound) at that value, the middle element
+// goes to its final place and both sides are merged in parallel; merges of fewer than `merge`
+// elements in total are serial. Every child carries a work hint proportional to its element count
+// and every task group a size hint of its working set (input and temporary bytes).
+// The serial elision is the same recursion with the spawns removed.
+//
+// Input: n int64 values, element i = splitmix64 (par_policy.hpp) seeded with `seed`, i-th output
+// >> 33 (31-bit values, so large inputs have duplicates). Verified: the output is non-decreasing
+// and has the multiset checksum of the input (sum of the values and sum of a 64-bit mix of each
+// value, both mod 2^64), computed in prepare().
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "benchmarks/par_policy.hpp"
+#include "harness/benchmark.hpp"
+
+namespace locus_bench {
+
+namespace {
+
+using elem = std::int64_t;
+
+struct cutoffs {
+  std::int64_t quick;      // sorts below this many elements are serial
+  std::int64_t merge;      // merges below this many elements (both inputs) are serial
+  std::int64_t insertion;  // the serial quicksort leaves ranges below this to insertion sort
+};
+
+void insertion_sort(elem* lo, elem* hi) {
+  for (elem* p = lo + 1; p < hi; ++p) {
+    const elem v = *p;
+    elem* q = p;
+    for (; q > lo && *(q - 1) > v; --q) *q = *(q - 1);
+    *q = v;
+  }
+}
+
+elem median3(elem a, elem b, elem c) {
+  if (a < b) return b < c ? b : (a < c ? c : a);
+  return a < c ? a : (b < c ? c : b);
+}
+
+// Cilk's seqquick: quicksort the larger-than-insertion ranges, iterating on the right part.
+void seq_quick(elem* lo, elem* hi, std::int64_t insertion) {
+  while (hi - lo >= insertion && hi - lo > 2) {
+    const elem pivot = median3(*lo, *(lo + (hi - lo) / 2), *(hi - 1));
+    elem* i = lo - 1;
+    elem* j = hi;
+    for (;;) {  // Hoare partition: [lo, j] <= pivot <= (j, hi)
+      do ++i;
+      while (*i < pivot);
+      do --j;
+      while (*j > pivot);
+      if (i >= j) break;
+      std::swap(*i, *j);
+    }
+    seq_quick(lo, j + 1, insertion);
+    lo = j + 1;
+  }
+  insertion_sort(lo, hi);
+}
+
+void seq_merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, elem* dest) {
+  while (a < a_end && b < b_end) *dest++ = (*b < *a) ? *b++ : *a++;
+  dest = std::copy(a, a_end, dest);
+  std::copy(b, b_end, dest);
+}
+
+template <class P>
+void merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, elem* dest,
+           const cutoffs& c) {
+  if (a_end - a < b_end - b) {
+    std::swap(a, b);
+    std::swap(a_end, b_end);
+  }
+  const std::int64_t n = (a_end - a) + (b_end - b);
+  if (n < c.merge) {
+    seq_merge(a, a_end, b, b_end, dest);
+    return;
+  }
+  // a is the longer (non-empty) input.
+  const elem* split_a = a + (a_end - a) / 2;
+  const elem* split_b = std::lower_bound(b, b_end, *split_a);
+  elem* dest_mid = dest + (split_a - a) + (split_b - b);
+  *dest_mid = *split_a;
+  const double left = static_cast<double>(dest_mid - dest);
+  P::invoke(static_cast<std::size_t>(n) * 2 * sizeof(elem),
+            par::child(left, [&] { merge<P>(a, split_a, b, split_b, dest, c); }),
+            par::child(static_cast<double>(n) - left,
+                       [&] { merge<P>(split_a + 1, a_end, split_b, b_end, dest_mid + 1, c); }));
+}
+
+template <class P>
+void sort(elem* in, elem* tmp, std::int64_t n, const cutoffs& c) {
+  if (n < c.quick) {
+    seq_quick(in, in + n, c.insertion);
+    return;
+  }
+  const std::int64_t q = n / 4;
+  elem *a = in, *b = a + q, *cc = b + q, *d = cc + q, *end = in + n;
+  elem *ta = tmp, *tb = ta + q, *tc = tb + q, *td = tc + q;
+  const std::size_t bytes = static_cast<std::size_t>(n) * 2 * sizeof(elem);
+  const double wq = static_cast<double>(q), wl = static_cast<double>(n - 3 * q);
+  P::invoke(bytes, par::child(wq, [&] { sort<P>(a, ta, q, c); }),
+            par::child(wq, [&] { sort<P>(b, tb, q, c); }),
+            par::child(wq, [&] { sort<P>(cc, tc, q, c); }),
+            par::child(wl, [&] { sort<P>(d, td, n - 3 * q, c); }));
+  P::invoke(bytes, par::child(2 * wq, [&] { merge<P>(a, b, b, cc, ta, c); }),
+            par::child(wq + wl, [&] { merge<P>(cc, d, d, end, tc, c); }));
+  merge<P>(ta, tc, tc, tmp + n, in, c);
+}
+
+struct checksum {
+  std::uint64_t sum = 0, mixed = 0;
+  bool operator==(const checksum&) const = default;
+};
+
+checksum multiset_checksum(std::span<const elem> v) {
+  checksum s;
+  for (const elem x : v) {
+    s.sum += static_cast<std::uint64_t>(x);
+    s.mixed += par::splitmix64::mix(static_cast<std::uint64_t>(x));
+  }
+  return s;
+}
+
+class cilksort_instance final : public instance {
+ public:
+  cilksort_instance(std::int64_t n, cutoffs c, std::uint64_t seed)
+      : c_(c), seed_(seed), data_(static_cast<std::size_t>(n)), tmp_(static_cast<std::size_t>(n)) {
+    fill();
+    expected_ = multiset_checksum(data_);
+  }
+
+  void reset() override { fill(); }
+
+  void run(const run_context& ctx) override {
+    elem* in = data_.data();
+    elem* tmp = tmp_.data();
+    const auto n = static_cast<std::int64_t>(data_.size());
+    switch (ctx.which) {
+      case impl::serial:
+        sort<par::serial>(in, tmp, n, c_);
+        break;
+      case impl::locus:
+        sort<par::locus_tasks>(in, tmp, n, c_);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        sort<par::tbb_tasks>(in, tmp, n, c_);
+        break;
+      case impl::omp:
+        sort<par::omp_tasks>(in, tmp, n, c_);
+        break;
+#endif
+      default:
+        break;
+    }
+  }
+
+  verdict verify() const override {
+    verdict v;
+    const auto unsorted = std::is_sorted_until(data_.begin(), data_.end());
+    const checksum got = multiset_checksum(data_);
+    v.result = "sum=" + std::to_string(got.sum) + " mix=" + std::to_string(got.mixed);
+    if (unsorted != data_.end()) {
+      v.message = "not sorted at index " + std::to_string(unsorted - data_.begin());
+    } else if (!(got == expected_)) {
+      v.message = "not a permutation of the input: checksum sum=" + std::to_string(expected_.sum) +
+                  " mix=" + std::to_string(expected_.mixed) + " expected";
+    } else {
+      v.ok = true;
+    }
+    return v;
+  }
+
+ private:
+  void fill() {
+    par::splitmix64 rng(seed_);
+    for (elem& x : data_) x = static_cast<elem>(rng.next() >> 33);
+  }
+
+  cutoffs c_;
+  std::uint64_t seed_;
+  std::vector<elem> data_, tmp_;
+  checksum expected_;
+};
+
+}  // namespace
+
+benchmark make_cilksort_benchmark() {
+  benchmark b;
+  b.name = "cilksort";
+  b.description =
+      "Cilk/BOTS cilksort (NUMA-WS): 4-way parallel mergesort with parallel merge (binary-search "
+      "split), serial quicksort + insertion sort at the leaves, of 31-bit random int64s. Verified "
+      "sorted and a permutation of the input (multiset checksum).";
+  b.params = {
+      param_spec::integer("n", "elements to sort (NUMA-WS used 1.3e8)",
+                          {"262144", "5000000", "130000000"}, 1, 400000000),
+      param_spec::integer("quick", "sorts of fewer elements are a serial quicksort (Cilk 2048)",
+                          {"2048", "2048", "2048"}, 4, 1LL << 40),
+      param_spec::integer("merge", "merges of fewer elements in total are serial (Cilk 2048)",
+                          {"2048", "2048", "2048"}, 2, 1LL << 40),
+      param_spec::integer("insertion",
+                          "the serial quicksort leaves ranges below this to insertion "
+                          "sort (Cilk 20)",
+                          {"20", "20", "20"}, 1, 1 << 20),
+      param_spec::integer("seed", "splitmix64 seed of the input", {"1", "1", "1"}, 0, 2147483647),
+  };
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
+    const cutoffs c{p.integer("quick"), p.integer("merge"), p.integer("insertion")};
+    return std::make_unique<cilksort_instance>(p.integer("n"), c,
+                                               static_cast<std::uint64_t>(p.integer("seed")));
+  };
+  return b;
+}
+
+}  // namespace locus_bench

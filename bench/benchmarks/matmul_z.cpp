@@ -1,0 +1,175 @@
+// matmul-z: matmul (see matmul.cpp) on the blocked Z-Morton layout of seed 001 (NUMA-WS, Sec.
+// III-C, Fig. 6b, benchmark "matmul-z"): C += A * B for square float matrices of order n (a power
+// of two) cut into leaf x leaf blocks that are stored along the recursive Z curve, each block
+// row-major. Every quadrant of a Z matrix is then one contiguous quarter of it, so the recursion
+// passes plain pointers and the leaf kernel reads whole contiguous blocks. The recursion is
+// matmul's: eight quadrant products in two phases of four parallel calls, the same work hints
+// (each child its h^3) and size hints (the phase's working set, 2 n^2 floats), down to one
+// kernel call per block product.
+//
+// The conversions between row-major and the Z layout are not timed: the inputs are stored in Z
+// order when prepared, the result is read back through the Z layout when verified.
+//
+// Parameters: n (order; small 512, medium 2048, large 8192), leaf (block order = kernel size, 64;
+// NUMA-WS ran 4k x 4k with 32 x 32 base cases). Inputs as in matmul: entries uniform in
+// {-1, 0, 1} (splitmix64, seeds 1 and 2), C starts at zero, verified exactly (dense_common.hpp).
+#include <cstdint>
+#include <string>
+
+#include <locus/task_group.hpp>
+
+#include "benchmarks/dense_common.hpp"
+#include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
+namespace locus_bench {
+
+namespace {
+
+using dense::cube;
+using dense::dim;
+
+// Quadrant (i, j) of an s x s Z matrix whose quadrants hold q = (s/2)^2 floats each.
+template <class T>
+T* zq(T* m, int i, int j, dim q) {
+  return m + (2 * i + j) * q;
+}
+
+void matmul_z_locus(dim s, const float* a, const float* b, float* c, dim leaf) {
+  if (s <= leaf) {
+    dense::kernel(s, a, s, b, s, c, s);
+    return;
+  }
+  const dim h = s / 2, q = h * h;
+  const locus::work_hint child{cube(h)};
+  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
+  for (int k = 0; k < 2; ++k) {
+    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
+    const float *a0 = zq(a, 0, k, q), *a1 = zq(a, 1, k, q);
+    const float *b0 = zq(b, k, 0, q), *b1 = zq(b, k, 1, q);
+    tg.run([=] { matmul_z_locus(h, a0, b0, zq(c, 0, 0, q), leaf); }, child);
+    tg.run([=] { matmul_z_locus(h, a0, b1, zq(c, 0, 1, q), leaf); }, child);
+    tg.run([=] { matmul_z_locus(h, a1, b0, zq(c, 1, 0, q), leaf); }, child);
+    matmul_z_locus(h, a1, b1, zq(c, 1, 1, q), leaf);
+    tg.wait();
+  }
+}
+
+#if LOCUS_BENCH_PEERS
+
+void matmul_z_tbb(dim s, const float* a, const float* b, float* c, dim leaf) {
+  if (s <= leaf) {
+    dense::kernel(s, a, s, b, s, c, s);
+    return;
+  }
+  const dim h = s / 2, q = h * h;
+  for (int k = 0; k < 2; ++k) {
+    tbb::task_group tg;
+    const float *a0 = zq(a, 0, k, q), *a1 = zq(a, 1, k, q);
+    const float *b0 = zq(b, k, 0, q), *b1 = zq(b, k, 1, q);
+    tg.run([=] { matmul_z_tbb(h, a0, b0, zq(c, 0, 0, q), leaf); });
+    tg.run([=] { matmul_z_tbb(h, a0, b1, zq(c, 0, 1, q), leaf); });
+    tg.run([=] { matmul_z_tbb(h, a1, b0, zq(c, 1, 0, q), leaf); });
+    matmul_z_tbb(h, a1, b1, zq(c, 1, 1, q), leaf);
+    tg.wait();
+  }
+}
+
+void matmul_z_omp(dim s, const float* a, const float* b, float* c, dim leaf) {
+  if (s <= leaf) {
+    dense::kernel(s, a, s, b, s, c, s);
+    return;
+  }
+  const dim h = s / 2, q = h * h;
+  for (int k = 0; k < 2; ++k) {
+    const float *a0 = zq(a, 0, k, q), *a1 = zq(a, 1, k, q);
+    const float *b0 = zq(b, k, 0, q), *b1 = zq(b, k, 1, q);
+    float *c00 = zq(c, 0, 0, q), *c01 = zq(c, 0, 1, q), *c10 = zq(c, 1, 0, q);
+#pragma omp task default(none) firstprivate(h, a0, b0, c00, leaf)
+    matmul_z_omp(h, a0, b0, c00, leaf);
+#pragma omp task default(none) firstprivate(h, a0, b1, c01, leaf)
+    matmul_z_omp(h, a0, b1, c01, leaf);
+#pragma omp task default(none) firstprivate(h, a1, b0, c10, leaf)
+    matmul_z_omp(h, a1, b0, c10, leaf);
+    matmul_z_omp(h, a1, b1, zq(c, 1, 1, q), leaf);
+#pragma omp taskwait
+  }
+}
+
+#endif
+
+class matmul_z_instance final : public instance {
+ public:
+  matmul_z_instance(dim n, dim leaf)
+      : n_(n),
+        leaf_(leaf),
+        a8_(dense::random_ternary(n, 1)),
+        b8_(dense::random_ternary(n, 2)),
+        a_(static_cast<std::size_t>(n * n)),
+        b_(static_cast<std::size_t>(n * n)),
+        c_(static_cast<std::size_t>(n * n)) {
+    dense::store(a8_, n_, a_.data(), n_, leaf_, true);
+    dense::store(b8_, n_, b_.data(), n_, leaf_, true);
+  }
+
+  void reset() override { c_.fill(0); }
+
+  void run(const run_context& ctx) override {
+    switch (ctx.which) {
+      case impl::serial:
+        dense::matmul_z_serial(n_, a_.data(), b_.data(), c_.data(), leaf_);
+        break;
+      case impl::locus:
+        matmul_z_locus(n_, a_.data(), b_.data(), c_.data(), leaf_);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        matmul_z_tbb(n_, a_.data(), b_.data(), c_.data(), leaf_);
+        break;
+      case impl::omp:
+        matmul_z_omp(n_, a_.data(), b_.data(), c_.data(), leaf_);
+        break;
+#endif
+      default:
+        break;
+    }
+  }
+
+  verdict verify() const override {
+    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), n_, leaf_, true);
+    return {r.ok, r.result, r.message};
+  }
+
+ private:
+  dim n_, leaf_;
+  std::vector<std::int8_t> a8_, b8_;
+  dense::aligned_buffer<float> a_, b_, c_;
+};
+
+}  // namespace
+
+benchmark make_matmul_z_benchmark() {
+  benchmark b;
+  b.name = "matmul-z";
+  b.description =
+      "matmul on the blocked Z-Morton layout (leaf x leaf row-major blocks along the Z curve; "
+      "conversions untimed): eight quadrant products in two parallel phases. Inputs in {-1,0,1}: "
+      "verified exactly (Freivalds, per-block samples, sum).";
+  b.params = {
+      param_spec::integer("n", "matrix order, a power of two", {"512", "2048", "8192"}, 8, 16384),
+      param_spec::integer("leaf", "order of the Z-layout blocks and of the kernel, a power of two",
+                          {"64", "64", "64"}, 8, 1024),
+  };
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.check = [](const param_values& p) { dense::check_orders(p, "matmul-z", "leaf"); };
+  b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
+    dense::check_orders(p, "matmul-z", "leaf");
+    return std::make_unique<matmul_z_instance>(p.integer("n"), p.integer("leaf"));
+  };
+  return b;
+}
+
+}  // namespace locus_bench

@@ -1,0 +1,217 @@
+// Fork-join policies shared by cilksort, hull, knapsack, cg and sph: every implementation of one of
+// these benchmarks is the same function template instantiated with a different policy, so the
+// serial elision and the parallel versions have exactly the same task structure (same cutoffs,
+// same grain, same split points).
+//
+//   P::invoke(bytes, par::child(w0, f0), par::child(w1, f1), ...)
+//       runs f0, f1, ... (possibly in parallel) and returns when all are done. Children but the
+//       last are spawned child-first in order and the last runs inline. locus passes each child's
+//       work_hint{w} and a task group work_hint{sum of w} plus size_hint{bytes} (working set);
+//       the other policies ignore the hints.
+//   P::spawn_each(bytes, k, work, f)
+//       the same for a run-time number of children: f(i) for i in [0, k), hinted work(i).
+//   P::for_range(lo, hi, g, body) / P::reduce(lo, hi, g, identity, body, combine)
+//       body(lo, hi) on subranges of at most g iterations (serial policy and locus only).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <locus/algorithms.hpp>
+#include <locus/hints.hpp>
+#include <locus/task_group.hpp>
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
+namespace locus_bench::par {
+
+// A callable with its relative work; refers to the callable, which must outlive the invoke call
+// (a temporary lambda in the invoke expression does).
+template <class F>
+struct child_ref {
+  double work;
+  F* fn;
+  void operator()() const { (*fn)(); }
+};
+
+template <class F>
+child_ref<std::remove_reference_t<F>> child(double work, F&& f) {
+  return {work, &f};
+}
+
+// The serial elision: no runtime at all.
+struct serial {
+  static constexpr bool parallel = false;
+
+  template <class... F>
+  static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
+    (c(), ...);
+  }
+  template <class Work, class Fn>
+  static void spawn_each(std::size_t /*bytes*/, int k, const Work& /*work*/, const Fn& f) {
+    for (int i = 0; i < k; ++i) f(i);
+  }
+  template <class Body>
+  static void for_range(std::int64_t lo, std::int64_t hi, std::int64_t /*g*/, const Body& body) {
+    if (lo < hi) body(lo, hi);
+  }
+  // Folds the same subranges as the parallel policies, combined in the same tree shape, so that
+  // floating-point reductions give bit-identical results.
+  template <class T, class Body, class Combine>
+  static T reduce(std::int64_t lo, std::int64_t hi, std::int64_t g, const T& identity,
+                  const Body& body, const Combine& combine) {
+    if (hi <= lo) return identity;
+    if (hi - lo <= g) return body(lo, hi, identity);
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    T left = reduce(lo, mid, g, identity, body, combine);
+    T right = reduce(mid, hi, g, identity, body, combine);
+    return combine(std::move(left), std::move(right));
+  }
+};
+
+struct locus_tasks {
+  static constexpr bool parallel = true;
+
+  template <class... F>
+  static void invoke(std::size_t bytes, child_ref<F>... c) {
+    static_assert(sizeof...(F) >= 1);
+    if constexpr (sizeof...(F) == 1) {
+      (c(), ...);
+    } else {
+      locus::task_group tg{locus::work_hint{(c.work + ...)}, locus::size_hint{bytes}};
+      auto all = std::make_tuple(c...);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (tg.run([f = std::get<I>(all)] { f(); }, locus::work_hint{std::get<I>(all).work}), ...);
+      }
+      (std::make_index_sequence<sizeof...(F) - 1>{});
+      std::get<sizeof...(F) - 1>(all)();
+      tg.wait();
+    }
+  }
+  template <class Work, class Fn>
+  static void spawn_each(std::size_t bytes, int k, const Work& work, const Fn& f) {
+    if (k <= 0) return;
+    if (k == 1) {
+      f(0);
+      return;
+    }
+    double total = 0;
+    for (int i = 0; i < k; ++i) total += work(i);
+    locus::task_group tg{locus::work_hint{total}, locus::size_hint{bytes}};
+    for (int i = 0; i < k - 1; ++i) tg.run([&f, i] { f(i); }, locus::work_hint{work(i)});
+    f(k - 1);
+    tg.wait();
+  }
+  template <class Body>
+  static void for_range(std::int64_t lo, std::int64_t hi, std::int64_t g, const Body& body) {
+    locus::parallel_for(lo, hi, body, locus::grain{static_cast<std::size_t>(g)});
+  }
+  template <class T, class Body, class Combine>
+  static T reduce(std::int64_t lo, std::int64_t hi, std::int64_t g, const T& identity,
+                  const Body& body, const Combine& combine) {
+    return locus::parallel_reduce(lo, hi, identity, body, combine,
+                                  locus::grain{static_cast<std::size_t>(g)});
+  }
+};
+
+#if LOCUS_BENCH_PEERS
+
+struct tbb_tasks {
+  static constexpr bool parallel = true;
+
+  template <class... F>
+  static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
+    static_assert(sizeof...(F) >= 1);
+    if constexpr (sizeof...(F) == 1) {
+      (c(), ...);
+    } else {
+      tbb::task_group tg;
+      auto all = std::make_tuple(c...);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (tg.run([f = std::get<I>(all)] { f(); }), ...);
+      }
+      (std::make_index_sequence<sizeof...(F) - 1>{});
+      std::get<sizeof...(F) - 1>(all)();
+      tg.wait();
+    }
+  }
+  template <class Work, class Fn>
+  static void spawn_each(std::size_t /*bytes*/, int k, const Work& /*work*/, const Fn& f) {
+    if (k <= 0) return;
+    tbb::task_group tg;
+    for (int i = 0; i < k - 1; ++i) tg.run([&f, i] { f(i); });
+    f(k - 1);
+    tg.wait();
+  }
+};
+
+namespace detail {
+// One `omp task` running c; the task is a child of the caller's task, so the caller's taskwait
+// joins it.
+template <class F>
+void omp_spawn(child_ref<F> c) {
+#pragma omp task default(none) firstprivate(c)
+  c();
+}
+}  // namespace detail
+
+struct omp_tasks {
+  static constexpr bool parallel = true;
+
+  template <class... F>
+  static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
+    static_assert(sizeof...(F) >= 1);
+    if constexpr (sizeof...(F) == 1) {
+      (c(), ...);
+    } else {
+      auto all = std::make_tuple(c...);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (detail::omp_spawn(std::get<I>(all)), ...);
+      }
+      (std::make_index_sequence<sizeof...(F) - 1>{});
+      std::get<sizeof...(F) - 1>(all)();
+#pragma omp taskwait
+    }
+  }
+  template <class Work, class Fn>
+  static void spawn_each(std::size_t /*bytes*/, int k, const Work& /*work*/, const Fn& f) {
+    if (k <= 0) return;
+    const Fn* fp = &f;
+    for (int i = 0; i < k - 1; ++i) {
+#pragma omp task default(none) firstprivate(fp, i)
+      (*fp)(i);
+    }
+    f(k - 1);
+#pragma omp taskwait
+  }
+};
+
+#endif
+
+// SplitMix64 (Steele, Lea, Flood 2014): the documented generator of the inputs of these
+// benchmarks. next() returns the mixed value of state += 0x9e3779b97f4a7c15.
+class splitmix64 {
+ public:
+  explicit splitmix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    state_ += 0x9e3779b97f4a7c15ULL;
+    return mix(state_);
+  }
+  // Uniform double in [0, 1) from the top 53 bits.
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  static std::uint64_t mix(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace locus_bench::par
