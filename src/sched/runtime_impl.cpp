@@ -128,8 +128,11 @@ void runtime_impl::sleep(worker& w) noexcept {
     static constexpr timespec missed_wakeup_bound{0, 2'000'000};
     const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
     futex_wait(&wake_epoch_, epoch, busy ? &missed_wakeup_bound : nullptr);
-    waking_.store(false, std::memory_order_relaxed);
   }
+  // On every way out, also when work showed up before the wait: a pusher may have seen this
+  // sleeper and claimed the one wake-up in flight, and left alone that claim would keep every
+  // later push from waking anyone (sleepers then only notice work at the 2 ms timeout).
+  waking_.store(false, std::memory_order_relaxed);
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
