@@ -21,8 +21,8 @@ struct node {
   int cache_level = 0;        // 1, 2, 3 for caches; 0 otherwise
   std::size_t cache_bytes = 0;
   std::size_t line_bytes = 0;
-  int os_index = -1;      // hwloc os_index (PU number, NUMA node number, ...); -1 when synthetic
-  int first_leaf = 0;     // the leaves (PUs) under this node are [first_leaf, last_leaf)
+  int os_index = -1;   // hwloc os_index (PU number, NUMA node number, ...); -1 when synthetic
+  int first_leaf = 0;  // the leaves (PUs) under this node are [first_leaf, last_leaf)
   int last_leaf = 0;
 };
 
@@ -42,10 +42,10 @@ class topology {
 
   bool is_synthetic() const noexcept;
   const std::vector<node>& nodes() const noexcept;
-  int num_leaves() const noexcept;        // PUs in the (restricted) tree
-  int default_workers() const noexcept;   // see detect()
-  int leaf_node(int leaf) const;          // node index of the leaf-th PU in tree order
-  int max_distance() const noexcept;      // distance between the two farthest leaves
+  int num_leaves() const noexcept;       // PUs in the (restricted) tree
+  int default_workers() const noexcept;  // see detect()
+  int leaf_node(int leaf) const;         // node index of the leaf-th PU in tree order
+  int max_distance() const noexcept;     // distance between the two farthest leaves
   // Level of the lowest common ancestor of two leaves, counted upwards from the leaves:
   // 0 for the same leaf, 1 for siblings, ..., max_distance() for leaves that only share the root.
   int distance(int leaf_a, int leaf_b) const;

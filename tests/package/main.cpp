@@ -19,7 +19,9 @@ long fib(int n) {
   return a + b;
 }
 
-long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+long fib_serial(int n) {
+  return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
 
 // Sum of v[lo, hi) by recursive halving, two children per group.
 long sum(const std::vector<long>& v, std::size_t lo, std::size_t hi) {
