@@ -317,6 +317,8 @@ TEST(Stats, StealsAreCountedByTopologyLevel) {
 }
 
 TEST(Stats, PrintedAtExitWithLocusStats) {
+  // Re-executes the binary: forking a process whose earlier tests left worker threads is unsafe.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         setenv("LOCUS_STATS", "1", 1);

@@ -322,26 +322,10 @@ std::string format_table(const std::vector<config_result>& results) {
 }
 
 void accumulate(locus::stats& into, const locus::stats& rep) {
-  const auto add_levels = [](std::vector<std::uint64_t>& dst,
-                             const std::vector<std::uint64_t>& src) {
-    if (dst.size() < src.size()) dst.resize(src.size(), 0);
-    for (std::size_t l = 0; l < src.size(); ++l) dst[l] += src[l];
-  };
   if (into.workers.size() < rep.workers.size()) into.workers.resize(rep.workers.size());
   for (std::size_t i = 0; i < rep.workers.size(); ++i) {
-    auto& a = into.workers[i];
-    const auto& b = rep.workers[i];
-    a.worker = b.worker;
-    a.busy_s += b.busy_s;
-    a.idle_s += b.idle_s;
-    a.overhead_s += b.overhead_s;
-    a.spawns += b.spawns;
-    a.suspensions += b.suspensions;
-    a.local_resumes += b.local_resumes;
-    a.sleeps += b.sleeps;
-    a.mailbox_pushes += b.mailbox_pushes;
-    add_levels(a.steals_by_level, b.steals_by_level);
-    add_levels(a.failed_steals_by_level, b.failed_steals_by_level);
+    into.workers[i].worker = rep.workers[i].worker;
+    into.workers[i] += rep.workers[i];
   }
   into.suppressed_exceptions += rep.suppressed_exceptions;
   if (into.scheduler.empty()) into.scheduler = rep.scheduler;

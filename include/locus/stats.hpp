@@ -22,6 +22,9 @@ struct worker_stats {
   // machine tree); steals count items taken.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
+
+  // Adds the times and counters of `other` (the worker index is left as it is).
+  worker_stats& operator+=(const worker_stats& other);
 };
 
 struct stats {

@@ -40,21 +40,24 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
 
 }  // namespace
 
+worker_stats& worker_stats::operator+=(const worker_stats& w) {
+  busy_s += w.busy_s;
+  idle_s += w.idle_s;
+  overhead_s += w.overhead_s;
+  spawns += w.spawns;
+  suspensions += w.suspensions;
+  local_resumes += w.local_resumes;
+  sleeps += w.sleeps;
+  mailbox_pushes += w.mailbox_pushes;
+  add_levels(steals_by_level, w.steals_by_level);
+  add_levels(failed_steals_by_level, w.failed_steals_by_level);
+  return *this;
+}
+
 worker_stats stats::total() const {
   worker_stats t;
   t.worker = -1;
-  for (const auto& w : workers) {
-    t.busy_s += w.busy_s;
-    t.idle_s += w.idle_s;
-    t.overhead_s += w.overhead_s;
-    t.spawns += w.spawns;
-    t.suspensions += w.suspensions;
-    t.local_resumes += w.local_resumes;
-    t.sleeps += w.sleeps;
-    t.mailbox_pushes += w.mailbox_pushes;
-    add_levels(t.steals_by_level, w.steals_by_level);
-    add_levels(t.failed_steals_by_level, w.failed_steals_by_level);
-  }
+  for (const auto& w : workers) t += w;
   return t;
 }
 
