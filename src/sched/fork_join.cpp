@@ -1,13 +1,15 @@
-// Spawn, join and task completion: the paths every task takes. Child-first spawns switch to a
-// fresh user-level thread and leave the parent's continuation in the deque; a child that finds
-// its parent's continuation still there resumes it directly, with no atomic read-modify-write
-// on the group. Only continuations taken by a scheduler (stolen, or picked up locally after the
-// child suspended) are counted in group_state::pending, and only their children decrement it.
+// Spawn, join and task completion: the paths every task takes. A child-first spawn calls the
+// child on a fresh user-level thread's stack and leaves the parent's continuation in the deque;
+// a child that finds its parent's continuation still there simply returns to it, with no
+// context switch and no atomic read-modify-write on the group. Only continuations taken by a
+// scheduler (stolen, or picked up locally after the child suspended) are counted in
+// group_state::pending, and only their children decrement it.
 #include <future>
 
 #include "sched/fork_join.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
+#include "ult/call_on_stack.hpp"
 
 namespace locus::detail {
 namespace {
@@ -127,16 +129,21 @@ runtime_impl* current_runtime() noexcept {
 
 namespace {
 
-// Runs one child-first child on this context; returns once the context has been handed a new
-// job (it is parked in the stack pool in between).
-ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
-  auto* rec = static_cast<spawn_record*>(m->item);
+[[noreturn]] void fiber_loop(ult::transfer t);
+
+// A child-first child, called on its own stack by the parent's spawn. Returns to the parent
+// when the parent's continuation is still in the deque (the serial case); otherwise the child
+// ran concurrently with it and finishes like a queued task.
+void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
+  ult::entered();
+  auto* rec = static_cast<spawn_record*>(arg);
   rec->parent.ctx = parent_ctx;
+  // Read before the continuation is published: from then on `rec` may die at any time.
   group_state* g = rec->group;
-  worker* w = m->w;
-  ult::stack* me = w->running;
+  worker* w = rec->spawner;
+  auto* me = static_cast<ult::stack*>(rec->child_stack);
   try {
-    rec->start(rec);  // publishes the continuation: from here on `rec` may die at any time
+    rec->start(rec);
   } catch (...) {
     record_exception(*g, std::current_exception());
   }
@@ -147,15 +154,13 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
   }
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
-      // Serial case: nobody took the continuation, so the parent simply goes on.
-      auto* parent_stack = static_cast<ult::stack*>(rec->parent.stack);
-      w->running = parent_stack;
-      switch_msg msg{what::finished, w, me, nullptr, nullptr};
-      return ult::switch_to(rec->parent.ctx, *parent_stack, &msg);
+      w->running = static_cast<ult::stack*>(rec->parent.stack);
+      return;  // the parent releases this stack
     }
     w->deque.push(*item);
   }
-  return complete_concurrent_child(w, g, me);
+  // This context parks in the stack pool and may later run queued tasks.
+  fiber_loop(complete_concurrent_child(w, g, me));
 }
 
 [[gnu::noinline]] ult::transfer run_task(const switch_msg* m) {
@@ -186,17 +191,18 @@ ult::transfer run_child(const switch_msg* m, ult::fcontext parent_ctx) {
 
 }  // namespace
 
+namespace {
+void fiber_loop(ult::transfer t) {
+  for (;;) {
+    resumed(t);
+    t = run_task(static_cast<const switch_msg*>(t.data));
+  }
+}
+}  // namespace
+
 void fiber_main(ult::transfer t) {
   ult::entered();
-  for (;;) {
-    const auto* m = static_cast<const switch_msg*>(t.data);
-    if (m->kind == what::start_child) {
-      t = run_child(m, t.fctx);
-    } else {
-      resumed(t);
-      t = run_task(m);
-    }
-  }
+  fiber_loop(t);
 }
 
 ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* me) noexcept {
@@ -237,12 +243,20 @@ bool spawn_child_first(spawn_record& rec) {
   }
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
-  rec.parent.stack = w->running;
+  // The child starts from the top of the stack: a task context parked on it is dropped.
+  child->parked = nullptr;
+  ult::stack* parent = w->running;
+  rec.parent.stack = parent;
   rec.child_stack = child;
   rec.spawner = w;
-  switch_msg msg{what::start_child, w, nullptr, nullptr, &rec};
   w->running = child;
-  resumed(ult::switch_to(fiber_context(*child), *child, &msg));
+  const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry);
+  if (t.fctx == nullptr) {
+    // The child found the continuation still queued and returned: we never left this worker.
+    w->stacks.release(child);
+  } else {
+    resumed(t);  // the continuation was taken, and something resumed it
+  }
   return true;
 }
 

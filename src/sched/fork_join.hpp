@@ -9,8 +9,8 @@
 
 namespace locus::detail {
 
-// Entry of every task context: runs child-first children and queued tasks, one after the
-// other, parking in the stack pool in between.
+// Entry of every queued-task context: runs queued tasks one after the other, parking in the
+// stack pool in between.
 void fiber_main(ult::transfer t);
 
 // The context to switch to for running a new job on `s`: its parked context, or a fresh one.

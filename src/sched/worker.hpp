@@ -52,7 +52,6 @@ struct switch_msg {
     from_scheduler,  // the scheduler resumed or started this context; save its context
     finished,        // the switching task finished: release `stack`
     parked,          // the switching task waits on `group` (to the scheduler only)
-    start_child,     // a fresh child-first context: `item` is its spawn record
   };
   what kind;
   worker* w;
