@@ -243,8 +243,7 @@ bool spawn_child_first(spawn_record& rec) {
   }
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
-  // The child starts from the top of the stack: a task context parked on it is dropped.
-  child->parked = nullptr;
+  ult::prepare_for_call(*child);
   ult::stack* parent = w->running;
   rec.parent.stack = parent;
   rec.child_stack = child;

@@ -22,6 +22,16 @@ transfer call_on_stack_portable(void* arg, stack& to, child_fn fn) noexcept;
 extern "C" transfer locus_call_on_stack(void* arg, void* stack_top, child_fn fn) noexcept;
 #endif
 
+// A call starts at the top of `s`, so a context parked on it is dropped; under ASan the
+// redzones its frames left poisoned (they never returned) are cleared too.
+inline void prepare_for_call(stack& s) noexcept {
+  if (s.parked == nullptr) return;
+  s.parked = nullptr;
+#if defined(LOCUS_ASAN)
+  __asan_unpoison_memory_region(s.lo, s.size);
+#endif
+}
+
 // The sanitizer annotations bracket the call here, in the caller: the child is a new fiber
 // (it starts with entered()), and a child that returns is left for good.
 inline transfer call_on_stack(void* arg, stack& to, const stack& from, child_fn fn) noexcept {
