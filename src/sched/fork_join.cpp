@@ -15,7 +15,24 @@ namespace locus::detail {
 namespace {
 
 // initial-exec: one %fs-relative load instead of a __tls_get_addr call in the PIC library.
-[[gnu::tls_model("initial-exec")]] thread_local worker* tls_worker = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local worker* tls_worker asm("locus_tls_worker") =
+    nullptr;
+
+// current_worker() for the spawn path, without the call. A user-level thread may resume on
+// another OS thread, so the compiler must not reuse a thread-local address it computed before
+// a switch; a volatile asm that reads through %fs each time cannot be merged or hoisted.
+inline worker* current_worker_here() noexcept {
+#if defined(__x86_64__) && defined(__ELF__)
+  worker* w;
+  asm volatile(
+      "movq locus_tls_worker@gottpoff(%%rip), %0\n\t"
+      "movq %%fs:(%0), %0"
+      : "=r"(w));
+  return w;
+#else
+  return current_worker();
+#endif
+}
 
 using what = switch_msg::what;
 
@@ -225,22 +242,30 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
   return ult::switch_to(w->sched_ctx, w->native, &msg);
 }
 
-bool spawn_child_first(spawn_record& rec) {
-  worker* w = current_worker();
-  if (w == nullptr) {
-    spawn_from_outside(rec);
-    return true;
-  }
+namespace {
+// The policy's group-begin and spawn hooks; false when it routes the child elsewhere.
+[[gnu::noinline]] bool consult_policy(worker& w, spawn_record& rec) {
   group_state& g = *rec.group;
-  if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
-  if (w->rt.hooks.spawn) {
-    const spawn_decision d = w->rt.sched->on_spawn(*w, rec);
+  if (w.rt.hooks.group && !g.begun) begin_group(w, g);
+  if (w.rt.hooks.spawn) {
+    const spawn_decision d = w.rt.sched->on_spawn(w, rec);
     if (d.what != spawn_decision::action::child_first) {
       rec.route = static_cast<std::uint8_t>(d.what);
       rec.route_target = d.target;
       return false;
     }
   }
+  return true;
+}
+}  // namespace
+
+bool spawn_child_first(spawn_record& rec) {
+  worker* w = current_worker_here();
+  if (w == nullptr) {
+    spawn_from_outside(rec);
+    return true;
+  }
+  if (!w->plain_spawn && !consult_policy(*w, rec)) return false;
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);

@@ -45,6 +45,7 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
     : rt(runtime),
       index(idx),
       leaf(leaf_index),
+      plain_spawn(!runtime.hooks.spawn && !runtime.hooks.group),
       stacks(arena),
       counters(distance_levels),
       rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}

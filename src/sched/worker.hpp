@@ -69,6 +69,9 @@ class alignas(64) worker {
   runtime_impl& rt;
   const int index;
   const int leaf;  // topology leaf this worker is bound to
+  // The policy has no spawn or group hook: a child-first spawn needs nothing from it (a copy
+  // of the runtime's hooks, so the spawn path reads one byte of its own worker).
+  const bool plain_spawn;
 
   queue::chase_lev_deque<work_item*> deque{256};
   // Single-entry mailbox for work pushed by other workers (NUMA-WS, ADWS migration).
