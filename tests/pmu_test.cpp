@@ -2,6 +2,7 @@
 // software events (skipped, with the kernel's reason, where even those are refused), hardware
 // counters that are either counted or "unavailable: <reason>" and never a silent 0, refusals
 // simulated with an injected perf_event_open, sums, and the JSON of stats and locus-bench.
+// One suite, "pmu", so that `ctest -R pmu` selects them all.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 
@@ -83,7 +84,7 @@ std::string software_refusal() {
     }                                                                               \
   } while (0)
 
-TEST(PmuReal, SoftwareEventCountsABusyLoopAndStopsAtStop) {
+TEST(pmu, RealSoftwareEventCountsABusyLoopAndStopsAtStop) {
   SKIP_WITHOUT_SOFTWARE_EVENTS();
   auto tc = thread_counters::open_here({locus::prof::task_clock_counter()});
   tc.start();
@@ -110,7 +111,7 @@ TEST(PmuReal, SoftwareEventCountsABusyLoopAndStopsAtStop) {
   EXPECT_LT(*empty.value, *stopped.value);
 }
 
-TEST(PmuReal, GroupReadMatchesEachMemberById) {
+TEST(pmu, RealGroupReadMatchesEachMemberById) {
   SKIP_WITHOUT_SOFTWARE_EVENTS();
   // Two members of one group, read with one PERF_FORMAT_GROUP read.
   auto tc = thread_counters::open_here(
@@ -130,7 +131,7 @@ TEST(PmuReal, GroupReadMatchesEachMemberById) {
   }
 }
 
-TEST(PmuReal, NotStartedIsUnavailableNotZero) {
+TEST(pmu, RealNotStartedIsUnavailableNotZero) {
   SKIP_WITHOUT_SOFTWARE_EVENTS();
   const auto v = thread_counters::open_here({locus::prof::task_clock_counter()}).read().at(0);
   EXPECT_FALSE(v.available());
@@ -139,7 +140,7 @@ TEST(PmuReal, NotStartedIsUnavailableNotZero) {
 
 // ---- hardware counters on this machine ------------------------------------------------------
 
-TEST(PmuHardware, EachCounterIsCountedOrUnavailableWithAReason) {
+TEST(pmu, HardwareEachCounterIsCountedOrUnavailableWithAReason) {
   auto tc = thread_counters::open_here(locus::prof::default_counters(locus::prof::this_cpu()));
   tc.start();
   busy(20'000'000);
@@ -158,7 +159,7 @@ TEST(PmuHardware, EachCounterIsCountedOrUnavailableWithAReason) {
   }
 }
 
-TEST(PmuHardware, WithoutACpuPmuEveryHardwareCounterIsUnavailable) {
+TEST(pmu, HardwareWithoutACpuPmuEveryHardwareCounterIsUnavailable) {
   namespace fs = std::filesystem;
   if (fs::exists("/sys/bus/event_source/devices/cpu") ||
       fs::exists("/sys/bus/event_source/devices/cpu_core") ||
@@ -190,7 +191,7 @@ int refuse_hardware(const locus::prof::event_spec& spec, int group_fd) {
   return -EACCES;
 }
 
-TEST(PmuRefused, EveryCounterSaysWhyWithTheKernelsError) {
+TEST(pmu, RefusedEveryCounterSaysWhyWithTheKernelsError) {
   for (int error : {ENOENT, EACCES, EPERM, ENOSYS, EMFILE, EINVAL}) {
     g_refusal = error;
     const std::string text = std::system_category().message(error);
@@ -213,7 +214,7 @@ TEST(PmuRefused, EveryCounterSaysWhyWithTheKernelsError) {
   }
 }
 
-TEST(PmuRefused, UnknownCpuHasNoL2Event) {
+TEST(pmu, RefusedUnknownCpuHasNoL2Event) {
   const auto set = locus::prof::default_counters(locus::prof::cpu_identity{"SomeVendor", 1, 2});
   const counter_request& l2 = set.at(3);
   ASSERT_EQ(l2.name, "l2_misses");
@@ -223,7 +224,7 @@ TEST(PmuRefused, UnknownCpuHasNoL2Event) {
   EXPECT_EQ(v.text().rfind("unavailable: no generic L2 event", 0), 0u) << v.text();
 }
 
-TEST(PmuRefused, KnownCpusGetTheirRawL2Event) {
+TEST(pmu, RefusedKnownCpusGetTheirRawL2Event) {
   const auto amd =
       locus::prof::default_counters(locus::prof::cpu_identity{"AuthenticAMD", 0x19, 1});
   ASSERT_EQ(amd.at(3).candidates.size(), 1u);
@@ -237,7 +238,7 @@ TEST(PmuRefused, KnownCpusGetTheirRawL2Event) {
   EXPECT_EQ(intel.at(4).candidates.size(), 2u) << "LL read misses, then generic cache-misses";
 }
 
-TEST(PmuRefused, RefusedLeaderLeavesTheSoftwareGroupCounting) {
+TEST(pmu, RefusedLeaderLeavesTheSoftwareGroupCounting) {
   SKIP_WITHOUT_SOFTWARE_EVENTS();
   auto tc = thread_counters::open_here(locus::prof::default_counters(locus::prof::this_cpu()),
                                        &refuse_hardware);
@@ -269,7 +270,7 @@ pmu_value refused(const char* name, const char* why) {
   return v;
 }
 
-TEST(PmuStats, SumsAcrossWorkersAndKeepsUnavailable) {
+TEST(pmu, StatsSumsAcrossWorkersAndKeepsUnavailable) {
   locus::stats s;
   s.scheduler = "ws";
   s.workers.resize(2);
@@ -300,7 +301,7 @@ TEST(PmuStats, SumsAcrossWorkersAndKeepsUnavailable) {
   EXPECT_NE(text.find("cycles: unavailable: no PMU"), std::string::npos) << text;
 }
 
-TEST(PmuStats, NoPmuKeyWhenOff) {
+TEST(pmu, StatsNoPmuKeyWhenOff) {
   locus::runtime rt{locus::options{.workers = 1, .pmu = false}};
   rt.pmu_start();  // no-ops when off
   rt.exec([] { return busy(1000); });
@@ -313,7 +314,7 @@ TEST(PmuStats, NoPmuKeyWhenOff) {
 
 // ---- the runtime: one group per worker, opened by the worker ---------------------------------
 
-TEST(PmuRuntime, PerWorkerCountersOverTheMeasuredRegionOnly) {
+TEST(pmu, RuntimePerWorkerCountersOverTheMeasuredRegionOnly) {
   locus::runtime rt{
       locus::options{.workers = 2, .topology = "pack:1 l3:1 l2:2 core:1 pu:1", .pmu = true}};
   {
@@ -365,7 +366,7 @@ TEST(PmuRuntime, PerWorkerCountersOverTheMeasuredRegionOnly) {
 
 // ---- locus-bench --pmu -----------------------------------------------------------------------
 
-TEST(PmuBench, FlagParsesAndJsonLinesCarryTheCounters) {
+TEST(pmu, BenchFlagParsesAndJsonLinesCarryTheCounters) {
   using namespace locus_bench;
   EXPECT_TRUE(parse_command_line({"run", "fib", "--pmu"}).pmu);
   EXPECT_FALSE(parse_command_line({"run", "fib"}).pmu);
