@@ -12,11 +12,11 @@ const char* const not_started =
     "not started: counting covers only the region between runtime::pmu_start() and "
     "pmu_stop() (locus-bench --pmu does that around each measured repetition)";
 
-std::uint64_t count_of(const group_sample& s, std::uint64_t id) {
+const std::uint64_t* count_of(const group_sample& s, std::uint64_t id) {
   for (const auto& [i, v] : s.values) {
-    if (i == id) return v;
+    if (i == id) return &v;
   }
-  return 0;
+  return nullptr;
 }
 
 }  // namespace
@@ -126,8 +126,13 @@ std::vector<pmu_value> thread_counters::read() const {
       }
       v.enabled_ns = n.enabled_ns - g.base.enabled_ns;
       v.running_ns = n.running_ns - g.base.running_ns;
-      const std::uint64_t count = count_of(n, id) - count_of(g.base, id);
-      if (v.enabled_ns > 0 && v.running_ns == 0) {
+      const std::uint64_t* now_count = count_of(n, id);
+      const std::uint64_t* base_count = count_of(g.base, id);
+      const std::uint64_t count =
+          now_count != nullptr && base_count != nullptr ? *now_count - *base_count : 0;
+      if (now_count == nullptr || base_count == nullptr) {
+        v.unavailable = s.event + ": missing from the group's read (or from its start)";
+      } else if (v.enabled_ns > 0 && v.running_ns == 0) {
         v.unavailable = s.event +
                         ": enabled but never on the PMU (its counters were taken, e.g. by the "
                         "NMI watchdog or another perf user)";
