@@ -83,7 +83,7 @@ class ConfigRuntimeTest : public testing::Test {
  protected:
   static constexpr const char* kVars[] = {"LOCUS_SCHED",      "LOCUS_WORKERS", "LOCUS_TOPOLOGY",
                                           "LOCUS_STACK_SIZE", "LOCUS_STATS",   "LOCUS_PRINT_CONFIG",
-                                          "LOCUS_TRACE"};
+                                          "LOCUS_TRACE",      "LOCUS_PMU"};
   void SetUp() override {
     for (const char* v : kVars) {
       const char* old = ::getenv(v);
@@ -234,6 +234,7 @@ TEST(ConfigTest, ResolveDefaults) {
   EXPECT_EQ(s.stack_size, locus::config::default_stack_size);
   EXPECT_FALSE(s.stats_at_exit);
   EXPECT_FALSE(s.print_config);
+  EXPECT_FALSE(s.pmu) << "PMU counting is opt-in";
 }
 
 TEST(ConfigTest, ResolveReadsTheEnvironment) {
@@ -242,13 +243,15 @@ TEST(ConfigTest, ResolveReadsTheEnvironment) {
                                {"LOCUS_TOPOLOGY", std::string("  ") + kEight + " "},
                                {"LOCUS_STACK_SIZE", "1M"},
                                {"LOCUS_STATS", "yes"},
-                               {"LOCUS_PRINT_CONFIG", "1"}});
+                               {"LOCUS_PRINT_CONFIG", "1"},
+                               {"LOCUS_PMU", "on"}});
   EXPECT_EQ(s.sched, "hws");
   EXPECT_EQ(s.workers, std::optional<int>(3));
   EXPECT_EQ(s.topology, kEight) << "surrounding blanks are trimmed";
   EXPECT_EQ(s.stack_size, 1024u * 1024);
   EXPECT_TRUE(s.stats_at_exit);
   EXPECT_TRUE(s.print_config);
+  EXPECT_TRUE(s.pmu);
 }
 
 TEST(ConfigTest, ResolveTreatsBlankValuesAsUnset) {
@@ -269,19 +272,22 @@ TEST(ConfigTest, ResolveExplicitOptionsWinOverTheEnvironment) {
                                {"LOCUS_TOPOLOGY", "garbage"},
                                {"LOCUS_STACK_SIZE", "foo"},
                                {"LOCUS_STATS", "maybe"},
-                               {"LOCUS_PRINT_CONFIG", "maybe"}},
+                               {"LOCUS_PRINT_CONFIG", "maybe"},
+                               {"LOCUS_PMU", "maybe"}},
                               locus::options{.sched = "numa-ws",
                                              .workers = 5,
                                              .topology = kSixteen,
                                              .stack_size = 128 * 1024,
                                              .stats_at_exit = false,
-                                             .print_config = false});
+                                             .print_config = false,
+                                             .pmu = true});
   EXPECT_EQ(s.sched, "numa-ws");
   EXPECT_EQ(s.workers, std::optional<int>(5));
   EXPECT_EQ(s.topology, kSixteen);
   EXPECT_EQ(s.stack_size, 128u * 1024);
   EXPECT_FALSE(s.stats_at_exit);
   EXPECT_FALSE(s.print_config);
+  EXPECT_TRUE(s.pmu);
 }
 
 TEST(ConfigTest, ResolveRejectsBadEnvironmentValues) {
@@ -297,8 +303,8 @@ TEST(ConfigTest, ResolveRejectsBadEnvironmentValues) {
         bad_case{"LOCUS_WORKERS", "2x", "positive integer"},
         bad_case{"LOCUS_STACK_SIZE", "12", "16K"}, bad_case{"LOCUS_STACK_SIZE", "1T", "16K"},
         bad_case{"LOCUS_STACK_SIZE", "foo", "16K"}, bad_case{"LOCUS_STACK_SIZE", "8K", "16K"},
-        bad_case{"LOCUS_STATS", "maybe", "true"},
-        bad_case{"LOCUS_PRINT_CONFIG", "maybe", "true"}}) {
+        bad_case{"LOCUS_STATS", "maybe", "true"}, bad_case{"LOCUS_PRINT_CONFIG", "maybe", "true"},
+        bad_case{"LOCUS_PMU", "2", "on, off"}, bad_case{"LOCUS_PMU", "hw", "true, false"}}) {
     SCOPED_TRACE(std::string(c.var) + "=" + c.value);
     const std::string msg = config_error_of([&] { resolve_with({{c.var, c.value}}); });
     EXPECT_CONTAINS(msg, c.var);
@@ -433,6 +439,24 @@ TEST_F(ConfigRuntimeTest, BadPrintConfigIsRejected) {
   EXPECT_CONTAINS(msg, "LOCUS_PRINT_CONFIG");
   EXPECT_CONTAINS(msg, "maybe");
   EXPECT_CONTAINS(msg, "true");
+}
+
+TEST_F(ConfigRuntimeTest, BadPmuIsRejected) {
+  set("LOCUS_PMU", "cycles");
+  const std::string msg = construct_error();
+  EXPECT_CONTAINS(msg, "LOCUS_PMU");
+  EXPECT_CONTAINS(msg, "'cycles'");
+  EXPECT_CONTAINS(msg, "1, 0, true, false");
+}
+
+TEST_F(ConfigRuntimeTest, PmuFromTheEnvironmentShowsInDescribe) {
+  set("LOCUS_PMU", "1");
+  locus::runtime rt{locus::options{.workers = 1}};
+  EXPECT_EQ(parse_description(rt.describe()).at("LOCUS_PMU"), "1");
+  EXPECT_FALSE(rt.stats().workers.at(0).pmu.empty()) << "LOCUS_PMU=1 adds the PMU counters";
+  locus::runtime off{locus::options{.workers = 1, .pmu = false}};
+  EXPECT_EQ(parse_description(off.describe()).at("LOCUS_PMU"), "0");
+  EXPECT_TRUE(off.stats().workers.at(0).pmu.empty());
 }
 
 TEST_F(ConfigRuntimeTest, WorkersFromTheEnvironment) {

@@ -62,7 +62,7 @@ std::string keys_of(const benchmark& b) {
 }
 
 constexpr std::string_view run_flags =
-    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json";
+    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu";
 
 }  // namespace
 
@@ -140,6 +140,11 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.json = true;
       continue;
     }
+    if (flag == "--pmu") {
+      if (has_value) throw usage_error("--pmu takes no value");
+      o.pmu = true;
+      continue;
+    }
     static const std::vector<std::string> valued{"--size",    "--set",  "--impl",  "--sched",
                                                  "--workers", "--reps", "--warmup"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
@@ -212,6 +217,7 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
   plan.reps = opts.reps.value_or(default_reps(opts.size));
   plan.warmup = opts.warmup;
   plan.json = opts.json;
+  plan.pmu = opts.pmu;
 
   // Benchmarks.
   bool explicit_names = true;
@@ -333,6 +339,9 @@ std::string usage() {
        "  --reps R                    timed repetitions (default: small 3, medium 7, large 5)\n"
        "  --warmup W                  untimed repetitions before them (default 1)\n"
        "  --json                      one JSON object per configuration on stdout\n"
+       "  --pmu                       count instructions, cycles and cache misses per locus\n"
+       "                              worker around each repetition (as LOCUS_PMU=1 does);\n"
+       "                              refused counters say \"unavailable: <reason>\"\n"
        "\n"
        "Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...), so ratios\n"
        "are measured side by side; benchmarks run one after another. Every repetition is\n"

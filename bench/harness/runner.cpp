@@ -46,6 +46,23 @@ std::string human_time(double seconds) {
   return buf;
 }
 
+// PMU counting of a locus runtime for one scope (nothing for the other implementations, whose
+// threads locus does not own). Stops also when the run throws.
+class pmu_window {
+ public:
+  explicit pmu_window(locus::runtime* rt) : rt_(rt) {
+    if (rt_ != nullptr) rt_->pmu_start();
+  }
+  pmu_window(const pmu_window&) = delete;
+  pmu_window& operator=(const pmu_window&) = delete;
+  ~pmu_window() {
+    if (rt_ != nullptr) rt_->pmu_stop();
+  }
+
+ private:
+  locus::runtime* rt_;
+};
+
 // Everything the runs of one configuration need and produce.
 struct config_run {
   configuration config;
@@ -67,6 +84,7 @@ std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_p
       locus::options opts;
       opts.sched = c.sched;
       opts.workers = c.workers;
+      if (plan.pmu) opts.pmu = true;  // otherwise LOCUS_PMU decides
       try {
         runtimes.emplace(key, std::make_unique<locus::runtime>(opts));
       } catch (const locus::config_error& e) {
@@ -141,9 +159,13 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
       try {
         inst->reset();
         if (r.rt != nullptr) r.rt->reset_stats();
-        const auto t0 = clock::now();
-        r.where->execute([&] { inst->run(ctx); });
-        t = seconds_since(t0);
+        {
+          // The PMU counts this repetition only; its ioctls stay outside the timed interval.
+          const pmu_window counting(r.rt);
+          const auto t0 = clock::now();
+          r.where->execute([&] { inst->run(ctx); });
+          t = seconds_since(t0);
+        }
         if (timed && r.rt != nullptr) {
           if (r.stats) {
             accumulate(*r.stats, r.rt->stats());

@@ -30,6 +30,7 @@ struct options {
   std::optional<std::size_t> stack_size{};  // LOCUS_STACK_SIZE: bytes per user-level thread
   std::optional<bool> stats_at_exit{};      // LOCUS_STATS
   std::optional<bool> print_config{};       // LOCUS_PRINT_CONFIG
+  std::optional<bool> pmu{};                // LOCUS_PMU: per-worker PMU counters in stats()
 };
 
 namespace detail {
@@ -67,6 +68,11 @@ class runtime {
   std::string describe() const;
   locus::stats stats() const;
   void reset_stats();
+  // PMU counting (options::pmu / LOCUS_PMU=1; no-ops otherwise): start resets every worker's
+  // counters and enables them, stop disables them. stats() reports what was counted in between,
+  // so that the region measured is the caller's, not the whole process.
+  void pmu_start();
+  void pmu_stop();
 
   detail::runtime_impl& impl() noexcept { return *impl_; }
 

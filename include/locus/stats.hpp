@@ -2,10 +2,28 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace locus {
+
+// One PMU counter of one worker (or a sum) over the measured region, LOCUS_PMU=1 only. A counter
+// the kernel refused has no value and says why: a count of 0 always means "counted, none".
+struct pmu_value {
+  std::string name;   // instructions, cycles, l1d_misses, l2_misses, llc_misses, task_clock_ns
+  std::string event;  // what was opened for it, e.g. "hardware cache L1D read miss"
+  std::optional<std::uint64_t> value;  // scaled by enabled / running time when multiplexed
+  std::string unavailable;             // the reason when there is no value
+  std::uint64_t enabled_ns = 0;        // time the counter was enabled while the thread ran
+  std::uint64_t running_ns = 0;        // of which it was on the PMU (less when multiplexed)
+
+  bool available() const noexcept { return value.has_value(); }
+  // running / enabled: 1 = counted the whole time; below 1 the value is an extrapolation.
+  double running_ratio() const noexcept;
+  // The number, or "unavailable: <reason>".
+  std::string text() const;
+};
 
 struct worker_stats {
   int worker = 0;
@@ -22,8 +40,11 @@ struct worker_stats {
   // machine tree); steals count items taken.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
+  // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).
+  std::vector<pmu_value> pmu;
 
-  // Adds the times and counters of `other` (the worker index is left as it is).
+  // Adds the times and counters of `other` (the worker index is left as it is). A PMU counter
+  // unavailable on either side stays unavailable in the sum.
   worker_stats& operator+=(const worker_stats& other);
 };
 

@@ -126,6 +126,11 @@ settings resolve(const options& o, const std::vector<std::string>& schedulers,
   } else if (auto v = env("LOCUS_PRINT_CONFIG")) {
     s.print_config = parse_bool("LOCUS_PRINT_CONFIG", *v);
   }
+  if (o.pmu) {
+    s.pmu = *o.pmu;
+  } else if (auto v = env("LOCUS_PMU")) {
+    s.pmu = parse_bool("LOCUS_PMU", *v);
+  }
   return s;
 }
 

@@ -23,6 +23,7 @@ struct settings {
   std::size_t stack_size = default_stack_size;
   bool stats_at_exit = false;
   bool print_config = false;
+  bool pmu = false;
 };
 
 // `getenv` is injectable for tests.

@@ -1,4 +1,5 @@
 // Formatting of the per-worker statistics (JSON for locus-bench, a table for LOCUS_STATS=1).
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -18,6 +19,8 @@ void json_array(std::ostringstream& out, const std::vector<std::uint64_t>& v) {
   out << ']';
 }
 
+void json_pmu(std::ostringstream& out, const std::vector<pmu_value>& pmu);
+
 void json_worker(std::ostringstream& out, const worker_stats& w) {
   char times[160];
   std::snprintf(times, sizeof times, "\"busy_s\":%.6f,\"idle_s\":%.6f,\"overhead_s\":%.6f",
@@ -29,6 +32,77 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
   json_array(out, w.steals_by_level);
   out << ",\"failed_steals_by_level\":";
   json_array(out, w.failed_steals_by_level);
+  if (!w.pmu.empty()) json_pmu(out, w.pmu);
+  out << '}';
+}
+
+// Sums counter by counter (matched by name): a counter is available in the sum only if it is
+// in every part; otherwise the sum keeps the first reason.
+void add_pmu(std::vector<pmu_value>& into, const std::vector<pmu_value>& from) {
+  if (into.empty()) {
+    into = from;
+    return;
+  }
+  for (const pmu_value& f : from) {
+    auto it = std::find_if(into.begin(), into.end(),
+                           [&](const pmu_value& v) { return v.name == f.name; });
+    if (it == into.end()) {
+      into.push_back(f);
+      continue;
+    }
+    it->enabled_ns += f.enabled_ns;
+    it->running_ns += f.running_ns;
+    if (!it->value) continue;
+    if (!f.value) {
+      it->value.reset();
+      it->unavailable = f.unavailable;
+      it->event = f.event;
+      continue;
+    }
+    *it->value += *f.value;
+  }
+}
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+// "pmu":{"instructions":123,"cycles":"unavailable: ...",...},"pmu_running_ratio":{"instructions":1}
+// (running / enabled time of each counted counter: below 1 the value was scaled up).
+void json_pmu(std::ostringstream& out, const std::vector<pmu_value>& pmu) {
+  out << ",\"pmu\":{";
+  const char* sep = "";
+  for (const pmu_value& v : pmu) {
+    out << sep << json_quote(v.name) << ':';
+    if (v.value) {
+      out << *v.value;
+    } else {
+      out << json_quote(v.text());
+    }
+    sep = ",";
+  }
+  out << "},\"pmu_running_ratio\":{";
+  sep = "";
+  for (const pmu_value& v : pmu) {
+    if (!v.value || v.enabled_ns == 0) continue;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.4f", v.running_ratio());
+    out << sep << json_quote(v.name) << ':' << ratio;
+    sep = ",";
+  }
   out << '}';
 }
 
@@ -38,7 +112,54 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
   return s;
 }
 
+// PMU counters, a column each; a counter unavailable in the total is shown as "-" in the table
+// and explained below it.
+void pmu_table(std::ostringstream& out, const std::vector<worker_stats>& workers,
+               const worker_stats& total) {
+  out << "PMU counters (user space, per worker thread, over pmu_start .. pmu_stop)\n";
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%6s", "worker");
+  out << cell;
+  for (const pmu_value& v : total.pmu) {
+    std::snprintf(cell, sizeof cell, " %15s", v.name.c_str());
+    out << cell;
+  }
+  out << '\n';
+  auto row = [&](const worker_stats& w, const std::string& label) {
+    std::snprintf(cell, sizeof cell, "%6s", label.c_str());
+    out << cell;
+    for (const pmu_value& t : total.pmu) {
+      auto it = std::find_if(w.pmu.begin(), w.pmu.end(),
+                             [&](const pmu_value& v) { return v.name == t.name; });
+      const bool have = it != w.pmu.end() && it->value;
+      std::snprintf(cell, sizeof cell, " %15s", have ? std::to_string(*it->value).c_str() : "-");
+      out << cell;
+    }
+    out << '\n';
+  };
+  for (const auto& w : workers) row(w, std::to_string(w.worker));
+  row(total, "total");
+  for (const pmu_value& v : total.pmu) {
+    if (!v.value) {
+      out << "  " << v.name << ": " << v.text() << '\n';
+    } else if (v.running_ratio() < 1.0) {
+      std::snprintf(cell, sizeof cell, "%.1f%%", 100.0 * v.running_ratio());
+      out << "  " << v.name << ": multiplexed, counted " << cell << " of the time and scaled up ("
+          << v.event << ")\n";
+    }
+  }
+}
+
 }  // namespace
+
+double pmu_value::running_ratio() const noexcept {
+  return enabled_ns == 0 ? 1.0 : static_cast<double>(running_ns) / static_cast<double>(enabled_ns);
+}
+
+std::string pmu_value::text() const {
+  if (value) return std::to_string(*value);
+  return "unavailable: " + unavailable;
+}
 
 worker_stats& worker_stats::operator+=(const worker_stats& w) {
   busy_s += w.busy_s;
@@ -51,6 +172,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   mailbox_pushes += w.mailbox_pushes;
   add_levels(steals_by_level, w.steals_by_level);
   add_levels(failed_steals_by_level, w.failed_steals_by_level);
+  add_pmu(pmu, w.pmu);
   return *this;
 }
 
@@ -96,7 +218,9 @@ std::string stats::to_text() const {
     out << '\n';
   };
   for (const auto& w : workers) row(w, std::to_string(w.worker).c_str());
-  row(total(), "total");
+  const worker_stats sum_of_workers = total();
+  row(sum_of_workers, "total");
+  if (!sum_of_workers.pmu.empty()) pmu_table(out, workers, sum_of_workers);
   if (suppressed_exceptions != 0) {
     out << "suppressed exceptions (thrown after a group's first one): " << suppressed_exceptions
         << '\n';

@@ -27,6 +27,12 @@ locus::stats runtime::stats() const {
 void runtime::reset_stats() {
   impl_->reset_stats();
 }
+void runtime::pmu_start() {
+  impl_->pmu.start();
+}
+void runtime::pmu_stop() {
+  impl_->pmu.stop();
+}
 
 runtime& default_runtime() {
   // Created on first use; destroyed at exit after main returns (its destructor joins the

@@ -49,8 +49,10 @@ runtime_impl::runtime_impl(const options& opts)
       topology(load_topology(settings)),
       sched(make_policy(settings.sched)),
       hooks(sched->hooks()),
+      pmu(settings.pmu, worker_count(settings, topology)),
       arena_(settings.stack_size) {
   const int n = worker_count(settings, topology);
+  if (pmu.enabled()) pmu_opened_ = std::make_unique<std::latch>(n);
   ult::install_overflow_handler();
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -73,10 +75,16 @@ runtime_impl::runtime_impl(const options& opts)
       ult::prepare_thread_for_overflow_reports();
       w->native = ult::describe_native_stack();
       w->running = &w->native;
+      if (pmu_opened_) {
+        pmu.open_on_this_thread(w->index);
+        pmu_opened_->count_down();
+      }
       w->main_loop();
       set_current_worker(nullptr);
     });
   }
+  // pmu_start() right after construction must find every worker's counters open.
+  if (pmu_opened_) pmu_opened_->wait();
 }
 
 runtime_impl::~runtime_impl() {
@@ -183,6 +191,7 @@ locus::stats runtime_impl::stats() const {
     ws.mailbox_pushes = c.mailbox_pushes.get();
     for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
     for (const auto& x : c.failed_steals) ws.failed_steals_by_level.push_back(x.get());
+    ws.pmu = pmu.read(w->index);
     s.workers.push_back(std::move(ws));
   }
   return s;
@@ -190,6 +199,7 @@ locus::stats runtime_impl::stats() const {
 
 void runtime_impl::reset_stats() noexcept {
   suppressed_.store(0, std::memory_order_relaxed);
+  pmu.rebaseline();
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
@@ -212,6 +222,7 @@ std::string runtime_impl::describe() const {
   out << "  pinned             = " << (topology.can_pin(size()) ? "yes" : "no") << '\n';
   out << "  LOCUS_STACK_SIZE   = " << settings.stack_size << '\n';
   out << "  LOCUS_STATS        = " << (settings.stats_at_exit ? 1 : 0) << '\n';
+  out << "  LOCUS_PMU          = " << (settings.pmu ? 1 : 0) << '\n';
   return out.str();
 }
 

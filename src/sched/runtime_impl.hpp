@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "locus/runtime.hpp"
+#include "prof/pmu.hpp"
 #include "sched/policy.hpp"
 #include "sched/worker.hpp"
 #include "topology/topology.hpp"
@@ -75,6 +77,9 @@ class runtime_impl {
   }
   std::string describe() const;
 
+  // Per-worker PMU counters (settings.pmu); each worker opens its own before running tasks.
+  prof::pmu_session pmu;
+
  private:
   void wake_one() noexcept;
   void wake_all() noexcept;
@@ -94,6 +99,9 @@ class runtime_impl {
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> suppressed_{0};
   std::atomic<std::uint64_t> stats_epoch_ns_{0};
+  // Counted down by each worker once its PMU counters are open (a member, not a local: a
+  // worker may still be inside count_down when the constructor's wait returns).
+  std::unique_ptr<std::latch> pmu_opened_;
 };
 
 // The runtime a worker thread belongs to (nullptr elsewhere).
