@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -436,10 +437,13 @@ locality_report iterate(locus::runtime& rt, int iterations, int leaves) {
             locus::locality::leaf(static_cast<std::uint64_t>(b));
             double* block = data.data() + static_cast<std::size_t>(b) * 512;
             locus::locality::touch_read(block, 512 * sizeof(double));
-            // Enough work per leaf for thieves to take part on an oversubscribed machine.
-            for (int k = 0; k < 200; ++k) {
-              for (int i = 0; i < 512; ++i) block[i] = block[i] * 0.5 + 0.5;
-            }
+            for (int i = 0; i < 512; ++i) block[i] = block[i] * 0.5 + 0.5;
+            // A leaf that holds its worker without holding a CPU: on a machine with fewer cores
+            // than workers, spinning leaves would leave the thieves no CPU to steal with, and
+            // the worker that starts the loop would run most leaves (always the same ones,
+            // child-first runs the left end itself). Sleeping lets all 16 take part, as 16 cores
+            // would.
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
           },
           locus::grain{1});
       locus::locality::next_iteration();
