@@ -24,6 +24,7 @@ struct cli_options {
   std::optional<int> reps;                                // empty: default_reps(size)
   int warmup = 1;
   bool json = false;
+  bool locality = false;  // --locality: run the locality model on every timed locus repetition
 };
 
 // Parses the arguments after the program name. Throws usage_error naming the offending flag and
@@ -55,6 +56,7 @@ struct run_plan {
   int reps = 7;
   int warmup = 1;
   bool json = false;
+  bool locality = false;
 };
 
 // Resolves benchmark names, --set keys and values (rejecting unknown keys with the benchmark's

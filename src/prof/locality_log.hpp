@@ -27,13 +27,15 @@ struct leaf_declaration {
 };
 
 // Append-only storage in fixed chunks: growing never moves what is recorded (no copy of a large
-// log in the middle of a measured run), and a worker never waits for anyone.
+// log in the middle of a measured run), and a worker never waits for anyone. Chunks are not
+// zeroed (every slot is written before it is read), and clear() keeps the first one, so that
+// short sessions repeated back to back (locus-bench --locality) allocate nothing after the first.
 template <class T, std::size_t ChunkSize = 4096>
 class chunked_log {
  public:
   void push(const T& v) {
     if (size_ % ChunkSize == 0 && size_ / ChunkSize == chunks_.size()) {
-      chunks_.push_back(std::make_unique<std::array<T, ChunkSize>>());
+      chunks_.push_back(std::make_unique_for_overwrite<std::array<T, ChunkSize>>());
     }
     (*chunks_[size_ / ChunkSize])[size_ % ChunkSize] = v;
     ++size_;
@@ -41,7 +43,7 @@ class chunked_log {
   std::size_t size() const noexcept { return size_; }
   const T& operator[](std::size_t i) const { return (*chunks_[i / ChunkSize])[i % ChunkSize]; }
   void clear() noexcept {
-    chunks_.clear();
+    if (chunks_.size() > 1) chunks_.resize(1);
     size_ = 0;
   }
 
