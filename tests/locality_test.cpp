@@ -13,12 +13,16 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "config/config.hpp"
+#include "harness/cli.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
 #include "locus/locality.hpp"
 #include "locus/locus.hpp"
 #include "prof/locality_lru.hpp"
@@ -562,6 +566,44 @@ TEST_F(LocalityRuntimeTest, BadLocalityIsRejectedByTheRuntime) {
   } catch (const locus::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("LOCUS_LOCALITY"), std::string::npos) << e.what();
   }
+}
+
+// ---- locus-bench --locality ---------------------------------------------------------------------
+
+std::vector<std::string> run_bench(const std::vector<std::string>& args) {
+  using namespace locus_bench;
+  const run_plan p = make_plan(parse_command_line(args), registry::get(), 1);
+  std::ostringstream out, log;
+  EXPECT_EQ(execute(p, out, log), 0) << log.str();
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TEST_F(LocalityRuntimeTest, BenchLocalityFlagAddsTheModelToEveryJsonLine) {
+  EXPECT_TRUE(locus_bench::parse_command_line({"run", "heat2d", "--locality"}).locality);
+  EXPECT_THROW(locus_bench::parse_command_line({"run", "heat2d", "--locality=1"}),
+               locus_bench::usage_error);
+  // LOCUS_LOCALITY does not get in the way of --locality's own sessions.
+  ::setenv("LOCUS_LOCALITY", "1", 1);
+  for (const char* bench : {"heat2d", "rrm"}) {
+    SCOPED_TRACE(bench);
+    const auto lines = run_bench({"run", bench, "--size", "small", "--impl", "serial,locus",
+                                  "--workers", "1", "--reps", "2", "--json", "--locality"});
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_NE(lines[0].find(R"("locality":null)"), std::string::npos) << lines[0];
+    // One worker: every leaf runs where it ran before.
+    EXPECT_NE(lines[1].find(R"("locality":{"line_bytes":)"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("stability":1.000000})"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("unattributed":0,"dropped":0)"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(R"("verified":true)"), std::string::npos) << lines[1];
+  }
+  EXPECT_FALSE(locus::locality::recording());
+  const auto plain = run_bench({"run", "heat2d", "--size", "small", "--impl", "locus", "--workers",
+                                "1", "--reps", "1", "--json"});
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].find("locality"), std::string::npos) << plain[0];
 }
 
 }  // namespace
