@@ -134,7 +134,7 @@ inline void touch_read_rows(const void* p, std::size_t row_bytes, std::size_t ro
     detail::record_range(p, row_bytes, rows, stride_bytes, false);
   }
 }
-inline void touch_write_rows(void* p, std::size_t row_bytes, std::size_t rows,
+inline void touch_write_rows(const void* p, std::size_t row_bytes, std::size_t rows,
                              std::ptrdiff_t stride_bytes) noexcept {
   if (detail::active.load(std::memory_order_relaxed)) [[unlikely]] {
     detail::record_range(p, row_bytes, rows, stride_bytes, true);

@@ -9,11 +9,13 @@
 // cache line bounces between workers, but only while a session is open and once per declaration
 // (a whole block, not a line), so the perturbation stays small next to the task's work.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <exception>
 #include <mutex>
 #include <queue>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -160,8 +162,11 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
   if (line == 0) line = impl.settings.locality_line;
   if (line == 0) line = topology_line(impl.topology);
   if (line == 0) line = 64;
-  // Builds the model once to validate the sizes now rather than at end().
-  (void)locality_replay(impl.topology, 1, line, opts.page_bytes);
+  if (!std::has_single_bit(line) || !std::has_single_bit(opts.page_bytes)) {
+    throw std::invalid_argument("locus::locality::begin: line size " + std::to_string(line) +
+                                " and page size " + std::to_string(opts.page_bytes) +
+                                " must be powers of two");
+  }
   g.rt = &impl;
   g.line_bytes = line;
   g.page_bytes = opts.page_bytes;
