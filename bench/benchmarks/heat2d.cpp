@@ -14,6 +14,10 @@
 // every cell, boundary included, uniform in [0, 1) from splitmix64(seed), row by row. n = 360
 // is two 1 MB grids (the ADWS cache experiments' size).
 //
+// Locality model (locus-bench --locality): every locus leaf declares the rows of its block it
+// reads (with the halo) and writes, and its block as its identity for mapping stability; every
+// iteration is one model iteration.
+//
 // Verified bit for bit against a reference computed in prepare() by plain loops over the whole
 // interior (no decomposition): every implementation computes each cell with the same operations,
 // so any lost, repeated or misplaced leaf shows.
@@ -21,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include <locus/locality.hpp>
 #include <locus/task_group.hpp>
 
 #include "benchmarks/grid_common.hpp"
@@ -74,8 +79,24 @@ void step_serial(const problem& p, const block& b) {
   for (int i = 0; i < k; ++i) step_serial(p, kids[i]);
 }
 
+// The leaf's footprint: cur rows r0-1 .. r1 and columns c0-1 .. c1 (the stencil's halo; the four
+// corners are not read but share lines with cells that are), next rows r0 .. r1-1.
+void declare_leaf(const problem& p, const block& b) {
+  namespace loc = locus::locality;
+  const auto stride = static_cast<std::ptrdiff_t>(p.cur->stride() * sizeof(double));
+  const auto cols = static_cast<std::size_t>(b.c1 - b.c0);
+  const auto rows = static_cast<std::size_t>(b.r1 - b.r0);
+  loc::leaf(static_cast<std::uint64_t>(b.r0) << 32 | static_cast<std::uint32_t>(b.c0));
+  loc::touch_read_rows(p.cur->row(b.r0 - 1) + (b.c0 - 1), (cols + 2) * sizeof(double), rows + 2,
+                       stride);
+  loc::touch_write_rows(p.next->row(b.r0) + b.c0, cols * sizeof(double), rows, stride);
+}
+
 void step_locus(const problem& p, const block& b) {
-  if (p.is_leaf(b)) return p.compute(b);
+  if (p.is_leaf(b)) {
+    declare_leaf(p, b);
+    return p.compute(b);
+  }
   block kids[4];
   const int k = p.split(b, kids);
   locus::task_group tg{locus::work_hint{b.area()},
@@ -145,6 +166,7 @@ class heat2d_instance final : public instance {
           break;
         case impl::locus:
           step_locus(p, all);
+          locus::locality::next_iteration();
           break;
 #if LOCUS_BENCH_PEERS
         case impl::tbb:

@@ -62,7 +62,7 @@ std::string keys_of(const benchmark& b) {
 }
 
 constexpr std::string_view run_flags =
-    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu";
+    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu, --locality";
 
 }  // namespace
 
@@ -145,6 +145,11 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.pmu = true;
       continue;
     }
+    if (flag == "--locality") {
+      if (has_value) throw usage_error("--locality takes no value");
+      o.locality = true;
+      continue;
+    }
     static const std::vector<std::string> valued{"--size",    "--set",  "--impl",  "--sched",
                                                  "--workers", "--reps", "--warmup"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
@@ -218,6 +223,7 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
   plan.warmup = opts.warmup;
   plan.json = opts.json;
   plan.pmu = opts.pmu;
+  plan.locality = opts.locality;
 
   // Benchmarks.
   bool explicit_names = true;
@@ -342,6 +348,11 @@ std::string usage() {
        "  --pmu                       count instructions, cycles and cache misses per locus\n"
        "                              worker around each repetition (as LOCUS_PMU=1 does);\n"
        "                              refused counters say \"unavailable: <reason>\"\n"
+       "  --locality                  record the locality declarations of every timed locus\n"
+       "                              repetition and replay them through LRU models of the\n"
+       "                              topology's caches (\"locality\" in the JSON; the times "
+       "then\n"
+       "                              include the recording, not the replay)\n"
        "\n"
        "Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...), so ratios\n"
        "are measured side by side; benchmarks run one after another. Every repetition is\n"
@@ -349,7 +360,9 @@ std::string usage() {
        "stderr.\n"
        "\n"
        "locus settings not chosen here come from the environment (LOCUS_TOPOLOGY for a\n"
-       "synthetic machine, needed for more workers than processing units; LOCUS_STACK_SIZE).\n"
+       "synthetic machine, needed for more workers than processing units; LOCUS_STACK_SIZE;\n"
+       "LOCUS_LOCALITY_LINE for --locality's line size). LOCUS_LOCALITY is ignored: use\n"
+       "--locality.\n"
        "OpenMP workers get 256 MiB stacks unless OMP_STACKSIZE is set.\n";
   return s.str();
 }

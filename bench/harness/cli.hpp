@@ -24,7 +24,8 @@ struct cli_options {
   std::optional<int> reps;                                // empty: default_reps(size)
   int warmup = 1;
   bool json = false;
-  bool pmu = false;  // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)
+  bool pmu = false;       // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)
+  bool locality = false;  // --locality: run the locality model on every timed locus repetition
 };
 
 // Parses the arguments after the program name. Throws usage_error naming the offending flag and
@@ -57,6 +58,7 @@ struct run_plan {
   int warmup = 1;
   bool json = false;
   bool pmu = false;
+  bool locality = false;
 };
 
 // Resolves benchmark names, --set keys and values (rejecting unknown keys with the benchmark's

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include <locus/locality.hpp>
 #include <locus/runtime.hpp>
 #include <locus/stats.hpp>
 
@@ -69,6 +70,7 @@ struct config_run {
   std::unique_ptr<region> where;
   locus::runtime* rt = nullptr;  // locus only
   std::optional<locus::stats> stats;
+  std::optional<locus::locality_report> locality;
   config_result result;
 };
 
@@ -85,6 +87,9 @@ std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_p
       opts.sched = c.sched;
       opts.workers = c.workers;
       if (plan.pmu) opts.pmu = true;  // otherwise LOCUS_PMU decides
+      // --locality opens its own sessions around the timed repetitions; a runtime opening one
+      // for its whole life (LOCUS_LOCALITY=1) would make those fail.
+      opts.locality = false;
       try {
         runtimes.emplace(key, std::make_unique<locus::runtime>(opts));
       } catch (const locus::config_error& e) {
@@ -154,17 +159,28 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     for (auto& r : runs) {
       if (!r.result.verified) continue;  // a failed configuration is not run again
       const run_context ctx{r.config.which, r.config.workers};
+      const bool model = plan.locality && timed && r.rt != nullptr;
       double t = 0;
       verdict v;
       try {
         inst->reset();
         if (r.rt != nullptr) r.rt->reset_stats();
+        if (model) locus::locality::begin(*r.rt);
         {
           // The PMU counts this repetition only; its ioctls stay outside the timed interval.
           const pmu_window counting(r.rt);
           const auto t0 = clock::now();
           r.where->execute([&] { inst->run(ctx); });
           t = seconds_since(t0);
+        }
+        if (model) {
+          // The replay runs outside the timed interval.
+          const locus::locality_report rep = locus::locality::end();
+          if (r.locality) {
+            *r.locality += rep;
+          } else {
+            r.locality = rep;
+          }
         }
         if (timed && r.rt != nullptr) {
           if (r.stats) {
@@ -182,6 +198,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
         v.ok = false;
         v.message = "unknown exception";
       }
+      if (locus::locality::recording()) (void)locus::locality::end();
       r.result.result = v.result;
       std::string what =
           timed ? "rep " + std::to_string(round - plan.warmup + 1) + "/" + std::to_string(plan.reps)
@@ -195,6 +212,10 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
         log << " FAILED";
       }
       log << "\n" << std::flush;
+      if (model && !plan.json && r.locality && round + 1 == rounds) {
+        log << b.name << " " << r.config.label() << " (" << plan.reps
+            << " reps): " << r.locality->to_text() << std::flush;
+      }
       if (!v.ok) {
         log << "locus-bench: error: " << b.name << " " << r.config.label() << " " << what << ": "
             << v.message << "\n"
@@ -213,6 +234,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
             r.stats->total().busy_s / static_cast<double>(r.result.times_s.size());
       }
     }
+    if (plan.locality) r.result.locality_json = r.locality ? r.locality->to_json() : "null";
     ok = ok && r.result.verified;
     mine.push_back(std::move(r.result));
   }
@@ -299,6 +321,7 @@ std::string format_json_line(const config_result& r) {
   o.str("result", r.result);
   if (!r.verified) o.str("error", r.error);
   o.raw("stats", r.stats_json);
+  if (!r.locality_json.empty()) o.raw("locality", r.locality_json);
   return o.str();
 }
 

@@ -24,6 +24,9 @@ struct config_result {
   std::string result;              // verdict::result of the last run
   std::string error;               // first failure, if any
   std::string stats_json = "{}";   // locus::stats::to_json() over the timed reps; {} otherwise
+  // --locality: locus::locality_report::to_json() summed over the timed reps, "null" for other
+  // implementations; empty (no "locality" key) without --locality.
+  std::string locality_json;
   // Derived when the needed configurations ran in the same invocation (see derive_ratios):
   std::optional<double> t1_over_ts;      // 1-worker configurations: work efficiency T1/TS
   std::optional<double> t1_over_tp;      // P-worker configurations: speedup over own 1 worker
@@ -43,7 +46,8 @@ void derive_ratios(std::vector<config_result>& results);
 
 // {"bench":..,"impl":..,"sched":..,"workers":..,"params":{..},"times_s":[..],"median_s":..,
 //  "min_s":..,"verified":..,"result":..,"stats":{..}} on one line (no newline). sched is null
-// for implementations other than locus; "error" is added when verification failed.
+// for implementations other than locus; "error" is added when verification failed, "locality"
+// when the result has one.
 std::string format_json_line(const config_result& r);
 // The human-readable table: bench, impl, sched, workers, median, min, median / serial median of
 // the same benchmark, result.

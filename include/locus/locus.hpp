@@ -3,6 +3,7 @@
 
 #include "locus/algorithms.hpp"
 #include "locus/hints.hpp"
+#include "locus/locality.hpp"
 #include "locus/runtime.hpp"
 #include "locus/stats.hpp"
 #include "locus/task_group.hpp"

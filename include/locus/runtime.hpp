@@ -31,6 +31,10 @@ struct options {
   std::optional<bool> stats_at_exit{};      // LOCUS_STATS
   std::optional<bool> print_config{};       // LOCUS_PRINT_CONFIG
   std::optional<bool> pmu{};                // LOCUS_PMU: per-worker PMU counters in stats()
+  // LOCUS_LOCALITY: record locality declarations for the whole run and print the model's report
+  // at exit (locus/locality.hpp)
+  std::optional<bool> locality{};
+  std::optional<std::size_t> locality_line{};  // LOCUS_LOCALITY_LINE: modeled line size in bytes
 };
 
 namespace detail {

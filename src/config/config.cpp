@@ -55,6 +55,23 @@ std::size_t parse_size(std::string_view variable, std::string_view text) {
   return value;
 }
 
+std::size_t parse_line_size(std::string_view variable, std::string_view text) {
+  const std::string_view accepted = "a power of two from 8 to 4096 (bytes)";
+  const std::string_view t = trim(text);
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (ec != std::errc{} || end == t.data()) reject(variable, text, accepted);
+  const std::string suffix = lower(trim(std::string_view(end, t.data() + t.size() - end)));
+  if (suffix == "k" || suffix == "kb" || suffix == "kib") {
+    if (value > 4) reject(variable, text, accepted);
+    value <<= 10;
+  } else if (!suffix.empty() && suffix != "b") {
+    reject(variable, text, accepted);
+  }
+  if (value < 8 || value > 4096 || (value & (value - 1)) != 0) reject(variable, text, accepted);
+  return value;
+}
+
 int parse_positive_int(std::string_view variable, std::string_view text) {
   const std::string_view t = trim(text);
   int value = 0;
@@ -130,6 +147,16 @@ settings resolve(const options& o, const std::vector<std::string>& schedulers,
     s.pmu = *o.pmu;
   } else if (auto v = env("LOCUS_PMU")) {
     s.pmu = parse_bool("LOCUS_PMU", *v);
+  }
+  if (o.locality) {
+    s.locality = *o.locality;
+  } else if (auto v = env("LOCUS_LOCALITY")) {
+    s.locality = parse_bool("LOCUS_LOCALITY", *v);
+  }
+  if (o.locality_line) {
+    s.locality_line = parse_line_size("options::locality_line", std::to_string(*o.locality_line));
+  } else if (auto v = env("LOCUS_LOCALITY_LINE"); v && !trim(*v).empty()) {
+    s.locality_line = parse_line_size("LOCUS_LOCALITY_LINE", *v);
   }
   return s;
 }

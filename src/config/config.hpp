@@ -24,6 +24,8 @@ struct settings {
   bool stats_at_exit = false;
   bool print_config = false;
   bool pmu = false;
+  bool locality = false;
+  std::size_t locality_line = 0;  // 0: the topology's line size
 };
 
 // `getenv` is injectable for tests.
@@ -34,6 +36,9 @@ settings resolve(const options& explicit_options, const std::vector<std::string>
 // Parsers, each throwing config_error that names `variable`.
 std::size_t parse_size(std::string_view variable, std::string_view text);
 int parse_positive_int(std::string_view variable, std::string_view text);
+// A cache line size for the locality model: a power of two from 8 to 4096 bytes (K suffix
+// accepted).
+std::size_t parse_line_size(std::string_view variable, std::string_view text);
 bool parse_bool(std::string_view variable, std::string_view text);
 std::string parse_choice(std::string_view variable, std::string_view text,
                          const std::vector<std::string>& accepted);

@@ -1,13 +1,19 @@
 // The public runtime object and the default runtime.
 #include "locus/runtime.hpp"
 
+#include "prof/locality_hooks.hpp"
 #include "sched/runtime_impl.hpp"
 
 namespace locus {
 
 runtime::runtime() : runtime(options{}) {}
-runtime::runtime(const options& opts) : impl_(std::make_unique<detail::runtime_impl>(opts)) {}
-runtime::~runtime() = default;
+runtime::runtime(const options& opts) : impl_(std::make_unique<detail::runtime_impl>(opts)) {
+  prof::locality_runtime_started(*this);
+}
+runtime::~runtime() {
+  // A locality session must not outlive the workers and topology it records.
+  prof::locality_runtime_stopping(*this);
+}
 
 void runtime::submit(std::unique_ptr<detail::task_base> task) {
   impl_->submit(std::move(task));

@@ -223,6 +223,10 @@ std::string runtime_impl::describe() const {
   out << "  LOCUS_STACK_SIZE   = " << settings.stack_size << '\n';
   out << "  LOCUS_STATS        = " << (settings.stats_at_exit ? 1 : 0) << '\n';
   out << "  LOCUS_PMU          = " << (settings.pmu ? 1 : 0) << '\n';
+  out << "  LOCUS_LOCALITY     = " << (settings.locality ? 1 : 0) << '\n';
+  out << "  LOCUS_LOCALITY_LINE = "
+      << (settings.locality_line != 0 ? std::to_string(settings.locality_line) : "(the topology's)")
+      << '\n';
   return out.str();
 }
 

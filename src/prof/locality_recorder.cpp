@@ -1,0 +1,268 @@
+// The recording side of the locality model: the session, the per-worker logs, the declaration
+// entry points, and the replay of a closed session in global order.
+//
+// Global order: a relaxed fetch_add on one shared sequence counter per declaration. Unlike
+// per-worker clock readings it needs no synchronised clocks, costs about what a vDSO clock read
+// does, and is consistent with happens-before: a declaration made after a join gets a larger
+// number than every declaration of the joined children (the counter has one modification order,
+// and it agrees with happens-before), so a replay never runs a consumer before its producer. Its
+// cache line bounces between workers, but only while a session is open and once per declaration
+// (a whole block, not a line), so the perturbation stays small next to the task's work.
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "locus/locality.hpp"
+#include "locus/runtime.hpp"
+#include "prof/locality_hooks.hpp"
+#include "prof/locality_log.hpp"
+#include "prof/locality_mapping.hpp"
+#include "prof/locality_replay.hpp"
+#include "sched/runtime_impl.hpp"
+#include "sched/worker.hpp"
+
+namespace locus::locality::detail {
+constinit std::atomic<bool> active{false};
+}  // namespace locus::locality::detail
+
+namespace locus::prof {
+namespace {
+
+using locality::detail::active;
+
+struct recorder {
+  std::mutex control;  // begin / end; never taken by a declaration
+  bool open = false;
+  bool opened_by_runtime = false;
+  const locus::detail::runtime_impl* rt = nullptr;
+  std::size_t line_bytes = 64, page_bytes = 4096;
+  // By worker index; only the first `workers` belong to the open session. Logs are never freed,
+  // so a straggler of an earlier session never finds its log gone.
+  std::vector<std::unique_ptr<worker_log>> logs;
+  std::size_t workers = 0;
+  std::atomic<std::uint64_t> seq{0};
+  std::atomic<std::uint64_t> iteration{0};
+  std::atomic<std::uint64_t> unattributed{0};
+};
+
+// Constant-initialised, so it outlives every runtime (the default runtime's destructor closes
+// its session at exit).
+constinit recorder g;
+
+// The calling worker's log with its busy flag set, or null when the declaration is not recorded.
+// The seq_cst store of `busy` followed by the seq_cst load of `active` pairs with end()'s store
+// of `active` then loads of `busy`: either end() sees the worker busy and waits, or the worker
+// sees the session closed and leaves the log alone.
+worker_log* enter() noexcept {
+  if (!active.load(std::memory_order_acquire)) return nullptr;
+  locus::detail::worker* w = locus::detail::current_worker();
+  if (w == nullptr || &w->rt != g.rt || static_cast<std::size_t>(w->index) >= g.workers) {
+    g.unattributed.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  worker_log* log = g.logs[static_cast<std::size_t>(w->index)].get();
+  log->busy.store(true, std::memory_order_seq_cst);
+  if (!active.load(std::memory_order_seq_cst)) {
+    log->busy.store(false, std::memory_order_release);
+    return nullptr;
+  }
+  return log;
+}
+
+void leave(worker_log* log) noexcept {
+  log->busy.store(false, std::memory_order_release);
+}
+
+std::uint64_t next_seq() noexcept {
+  return g.seq.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The line size of the innermost cache above leaf 0 that reports one.
+std::size_t topology_line(const topo::topology& t) {
+  for (int a : t.ancestors(0)) {
+    const topo::node& n = t.nodes()[static_cast<std::size_t>(a)];
+    if (n.kind == topo::node_kind::cache && n.line_bytes != 0) return n.line_bytes;
+  }
+  return 0;
+}
+
+// Replays every worker's ranges in sequence order (a k-way merge: each log is already ordered).
+void replay_ranges(locality_replay& model, std::uint64_t& ranges) {
+  using cursor = std::pair<std::uint64_t, std::size_t>;  // (seq of the next record, worker)
+  std::priority_queue<cursor, std::vector<cursor>, std::greater<>> heads;
+  std::vector<std::size_t> pos(g.workers, 0);
+  for (std::size_t w = 0; w < g.workers; ++w) {
+    if (g.logs[w]->ranges.size() != 0) heads.emplace(g.logs[w]->ranges[0].seq, w);
+  }
+  while (!heads.empty()) {
+    const std::size_t w = heads.top().second;
+    heads.pop();
+    const auto& log = g.logs[w]->ranges;
+    const range_record& r = log[pos[w]];
+    model.access_rows(static_cast<int>(w), r.addr, r.row_bytes, r.rows, r.stride);
+    ++ranges;
+    if (++pos[w] < log.size()) heads.emplace(log[pos[w]].seq, w);
+  }
+}
+
+mapping_result replay_leaves() {
+  std::vector<leaf_record> all;
+  for (std::size_t w = 0; w < g.workers; ++w) {
+    const auto& log = g.logs[w]->leaves;
+    for (std::size_t i = 0; i < log.size(); ++i) {
+      all.push_back(leaf_record{log[i].seq, log[i].iteration, log[i].id, static_cast<int>(w)});
+    }
+  }
+  return mapping_stability(all);
+}
+
+// end() without the lock.
+locality_report close_session() {
+  if (!g.open) throw std::logic_error("locus::locality::end: no session is open");
+  active.store(false, std::memory_order_seq_cst);
+  for (const auto& log : g.logs) {
+    while (log->busy.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  g.open = false;
+  const locus::detail::runtime_impl& rt = *g.rt;
+  locality_replay model(rt.topology, rt.size(), g.line_bytes, g.page_bytes);
+  locality_report r;
+  replay_ranges(model, r.ranges);
+  const mapping_result m = replay_leaves();
+  const std::uint64_t ranges = r.ranges;
+  r = model.report();
+  r.ranges = ranges;
+  r.leaves_compared = m.compared;
+  r.leaves_same = m.same;
+  r.unattributed = g.unattributed.load(std::memory_order_relaxed);
+  for (const auto& log : g.logs) {
+    r.dropped += log->dropped;
+    // The records can be large; a straggler that saw the session open before it closed only
+    // touches `busy`, which stays.
+    log->ranges.clear();
+    log->leaves.clear();
+    log->dropped = 0;
+  }
+  return r;
+}
+
+void open_session(runtime& rt, const locality::session_options& opts, bool by_runtime) {
+  if (g.open) {
+    throw std::logic_error("locus::locality::begin: a session is already open (call end() first)");
+  }
+  const locus::detail::runtime_impl& impl = rt.impl();
+  std::size_t line = opts.line_bytes;
+  if (line == 0) line = impl.settings.locality_line;
+  if (line == 0) line = topology_line(impl.topology);
+  if (line == 0) line = 64;
+  if (!std::has_single_bit(line) || !std::has_single_bit(opts.page_bytes)) {
+    throw std::invalid_argument("locus::locality::begin: line size " + std::to_string(line) +
+                                " and page size " + std::to_string(opts.page_bytes) +
+                                " must be powers of two");
+  }
+  g.rt = &impl;
+  g.line_bytes = line;
+  g.page_bytes = opts.page_bytes;
+  g.opened_by_runtime = by_runtime;
+  while (g.logs.size() < static_cast<std::size_t>(impl.size())) {
+    g.logs.push_back(std::make_unique<worker_log>());
+  }
+  g.workers = static_cast<std::size_t>(impl.size());
+  for (const auto& log : g.logs) {
+    log->ranges.clear();
+    log->leaves.clear();
+    log->dropped = 0;
+  }
+  g.seq.store(0, std::memory_order_relaxed);
+  g.iteration.store(0, std::memory_order_relaxed);
+  g.unattributed.store(0, std::memory_order_relaxed);
+  g.open = true;
+  active.store(true, std::memory_order_seq_cst);
+}
+
+}  // namespace
+
+void locality_runtime_started(runtime& rt) {
+  if (!rt.impl().settings.locality) return;
+  std::lock_guard lock(g.control);
+  if (g.open) {
+    std::fprintf(stderr,
+                 "locus: LOCUS_LOCALITY: another runtime's session is open; this runtime's "
+                 "workers are not modeled\n");
+    return;
+  }
+  open_session(rt, {}, true);
+}
+
+void locality_runtime_stopping(runtime& rt) noexcept {
+  std::lock_guard lock(g.control);
+  if (!g.open || g.rt != &rt.impl()) return;
+  const bool print = g.opened_by_runtime;
+  try {
+    const locality_report r = close_session();
+    if (print) std::fprintf(stderr, "%s", r.to_text().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "locus: LOCUS_LOCALITY: the replay failed: %s\n", e.what());
+  }
+}
+
+}  // namespace locus::prof
+
+namespace locus::locality {
+
+void begin(runtime& rt, const session_options& opts) {
+  std::lock_guard lock(prof::g.control);
+  prof::open_session(rt, opts, false);
+}
+
+locality_report end() {
+  std::lock_guard lock(prof::g.control);
+  return prof::close_session();
+}
+
+bool recording() noexcept {
+  return detail::active.load(std::memory_order_relaxed);
+}
+
+namespace detail {
+
+void record_range(const void* p, std::size_t row_bytes, std::size_t rows, std::ptrdiff_t stride,
+                  bool write) noexcept {
+  if (rows == 0 || row_bytes == 0) return;
+  prof::worker_log* log = prof::enter();
+  if (log == nullptr) return;
+  try {
+    log->ranges.push(prof::range_record{prof::next_seq(), reinterpret_cast<std::uintptr_t>(p),
+                                        row_bytes, stride, rows, write});
+  } catch (...) {
+    ++log->dropped;
+  }
+  prof::leave(log);
+}
+
+void record_leaf(std::uint64_t id, std::optional<std::uint64_t> iteration) noexcept {
+  prof::worker_log* log = prof::enter();
+  if (log == nullptr) return;
+  const std::uint64_t it =
+      iteration ? *iteration : prof::g.iteration.load(std::memory_order_relaxed);
+  try {
+    log->leaves.push(prof::leaf_declaration{prof::next_seq(), it, id});
+  } catch (...) {
+    ++log->dropped;
+  }
+  prof::leave(log);
+}
+
+void advance_iteration() noexcept {
+  prof::g.iteration.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace detail
+}  // namespace locus::locality

@@ -1,0 +1,77 @@
+// The replay engine of the locality model: the caches of a topology as LRU models, fed with line
+// accesses of workers in a global order.
+//
+// Every cache node of the tree is one instance (an L2 shared by two cores is one model that both
+// feed). A worker's access goes through the caches on its leaf's ancestor path from the innermost
+// level outwards and stops at the first hit; a miss at one level is an access at the next, and a
+// miss of the outermost cache goes to memory. Caches without a size (hwloc knows none) are left
+// out. NUMA: each page's owner is the NUMA node of the worker that touched it first in the replay
+// order (first-touch placement, at page granularity because that is what the OS places).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "locus/locality.hpp"
+#include "prof/locality_lru.hpp"
+#include "topology/topology.hpp"
+
+namespace locus::prof {
+
+class locality_replay {
+ public:
+  // Workers 0 .. workers-1 run on leaves 0 .. workers-1 (as the runtime binds them). line_bytes
+  // and page_bytes must be powers of two. Throws std::invalid_argument otherwise, or when the
+  // topology has fewer leaves than workers.
+  locality_replay(const topo::topology& t, int workers, std::size_t line_bytes,
+                  std::size_t page_bytes = 4096);
+
+  // Worker `w` accesses [addr, addr + bytes): every line it overlaps, in address order.
+  void access(int w, std::uintptr_t addr, std::size_t bytes);
+  // `rows` ranges of `row_bytes`, row i at addr + i * stride.
+  void access_rows(int w, std::uintptr_t addr, std::size_t row_bytes, std::size_t rows,
+                   std::ptrdiff_t stride);
+  // One line (address / line_bytes).
+  void access_line(int w, std::uint64_t line);
+
+  // Cache levels and NUMA counts so far (ranges, mapping and the unattributed counts are the
+  // recorder's to fill).
+  locality_report report() const;
+
+  std::size_t line_bytes() const noexcept { return line_bytes_; }
+
+ private:
+  struct level_totals {
+    int level = 0;
+    int instances = 0;
+    std::size_t cache_bytes = 0;
+    std::uint64_t accesses = 0, misses = 0;
+  };
+  struct worker_path {
+    std::vector<std::size_t> caches;  // indices into caches_, innermost first
+    int numa = 0;
+    std::uint64_t last_page = UINT64_MAX;  // memo: runs of lines share a page
+    bool last_remote = false;
+  };
+  struct cache_model {
+    lru_cache lru;
+    std::size_t level_index;  // into levels_
+  };
+
+  bool remote(worker_path& p, std::uint64_t line);
+
+  std::size_t line_bytes_;
+  int line_shift_;
+  int page_shift_;
+  std::vector<cache_model> caches_;
+  std::vector<level_totals> levels_;  // innermost first
+  std::vector<worker_path> paths_;
+  std::unordered_map<std::uint64_t, int> page_owner_;
+  int numa_nodes_ = 1;
+  std::uint64_t line_accesses_ = 0, remote_line_accesses_ = 0;
+  std::uint64_t memory_accesses_ = 0, remote_memory_accesses_ = 0;
+};
+
+}  // namespace locus::prof
