@@ -54,7 +54,11 @@ class child_results {
  private:
   static constexpr int small = 16;
   int k_;
-  std::array<counts, small> small_{};
+  // Left uninitialised: every child writes its own slot before the join reads it, and zeroing
+  // 16 slots per node cost the parallel versions about 1% of T3 over the serial search.
+  union {
+    std::array<counts, small> small_;
+  };
   std::vector<counts> large_;
 };
 
