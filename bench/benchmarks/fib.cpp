@@ -1,6 +1,7 @@
-// fib: the naive doubly recursive Fibonacci with a spawn at every call down to n < 2 and no
-// cutoff at all. Almost no work per task, so it measures the cost of a spawn and a join: with
-// one worker, locus/serial is the per-spawn overhead of the work-first fast path.
+// fib: the naive doubly recursive Fibonacci with a spawn at every call down to n < 2 and, by
+// default, no cutoff at all. Almost no work per task, so it measures the cost of a spawn and a
+// join: with one worker, locus/serial is the per-spawn overhead of the work-first fast path.
+// `cutoff` makes calls with n < cutoff serial (the usual way to write it: T1/TS close to 1).
 #include <cstdint>
 #include <string>
 
@@ -21,34 +22,37 @@ std::int64_t fib_serial(int n) {
   return fib_serial(n - 1) + fib_serial(n - 2);
 }
 
-std::int64_t fib_locus(int n) {
+std::int64_t fib_locus(int n, int cutoff) {
+  if (n < cutoff) return fib_serial(n);
   if (n < 2) return n;
   std::int64_t a = 0;
   locus::task_group tg;
-  tg.run([&] { a = fib_locus(n - 1); });
-  const std::int64_t b = fib_locus(n - 2);
+  tg.run([&] { a = fib_locus(n - 1, cutoff); });
+  const std::int64_t b = fib_locus(n - 2, cutoff);
   tg.wait();
   return a + b;
 }
 
 #if LOCUS_BENCH_PEERS
 
-std::int64_t fib_tbb(int n) {
+std::int64_t fib_tbb(int n, int cutoff) {
+  if (n < cutoff) return fib_serial(n);
   if (n < 2) return n;
   std::int64_t a = 0;
   tbb::task_group tg;
-  tg.run([&] { a = fib_tbb(n - 1); });
-  const std::int64_t b = fib_tbb(n - 2);
+  tg.run([&] { a = fib_tbb(n - 1, cutoff); });
+  const std::int64_t b = fib_tbb(n - 2, cutoff);
   tg.wait();
   return a + b;
 }
 
-std::int64_t fib_omp(int n) {
+std::int64_t fib_omp(int n, int cutoff) {
+  if (n < cutoff) return fib_serial(n);
   if (n < 2) return n;
   std::int64_t a = 0;
-#pragma omp task default(none) shared(a) firstprivate(n)
-  a = fib_omp(n - 1);
-  const std::int64_t b = fib_omp(n - 2);
+#pragma omp task default(none) shared(a) firstprivate(n, cutoff)
+  a = fib_omp(n - 1, cutoff);
+  const std::int64_t b = fib_omp(n - 2, cutoff);
 #pragma omp taskwait
   return a + b;
 }
@@ -68,7 +72,7 @@ std::int64_t fib_iterative(int n) {
 
 class fib_instance final : public instance {
  public:
-  explicit fib_instance(int n) : n_(n), expected_(fib_iterative(n)) {}
+  fib_instance(int n, int cutoff) : n_(n), cutoff_(cutoff), expected_(fib_iterative(n)) {}
 
   void reset() override { result_ = -1; }
 
@@ -78,14 +82,14 @@ class fib_instance final : public instance {
         result_ = fib_serial(n_);
         break;
       case impl::locus:
-        result_ = fib_locus(n_);
+        result_ = fib_locus(n_, cutoff_);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
-        result_ = fib_tbb(n_);
+        result_ = fib_tbb(n_, cutoff_);
         break;
       case impl::omp:
-        result_ = fib_omp(n_);
+        result_ = fib_omp(n_, cutoff_);
         break;
 #endif
       default:
@@ -103,6 +107,7 @@ class fib_instance final : public instance {
 
  private:
   int n_;
+  int cutoff_;
   std::int64_t expected_;
   std::int64_t result_ = -1;
 };
@@ -113,13 +118,18 @@ benchmark make_fib_benchmark() {
   benchmark b;
   b.name = "fib";
   b.description =
-      "naive recursive Fibonacci, one task per call down to n < 2 (no cutoff): spawn and join "
-      "overhead. Verified against an iterative fib.";
+      "naive recursive Fibonacci, one task per call down to n < 2 (no cutoff by default): spawn "
+      "and join overhead. Verified against an iterative fib.";
   b.params = {param_spec::integer("n", "compute fib(n), with fib(n+1) - 1 spawns",
-                                  {"20", "30", "35"}, 0, 92)};
+                                  {"20", "30", "35"}, 0, 92),
+              param_spec::integer("cutoff",
+                                  "calls with n < cutoff run the serial code inside their task; 0 "
+                                  "= no cutoff (a spawn per call, fib(n+1) - 1 spawns)",
+                                  {"0", "0", "0"}, 0, 92)};
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
-    return std::make_unique<fib_instance>(static_cast<int>(p.integer("n")));
+    return std::make_unique<fib_instance>(static_cast<int>(p.integer("n")),
+                                          static_cast<int>(p.integer("cutoff")));
   };
   return b;
 }
