@@ -288,7 +288,7 @@ TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
                                reg, 2);
   ASSERT_EQ(p.benches.size(), 1u);
   EXPECT_EQ(p.reps, 7);  // medium default
-  EXPECT_EQ(p.benches[0].params.to_json(), R"({"n":11})");
+  EXPECT_EQ(p.benches[0].params.to_json(), R"({"n":11,"cutoff":0})");
   std::vector<std::string> labels;
   for (const auto& c : p.benches[0].configs) labels.push_back(c.label());
   // serial once whatever the worker list; locus per (sched, workers); peers per workers.
