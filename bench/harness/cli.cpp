@@ -62,7 +62,8 @@ std::string keys_of(const benchmark& b) {
 }
 
 constexpr std::string_view run_flags =
-    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu, --locality";
+    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu, --locality, "
+    "--workspan";
 
 }  // namespace
 
@@ -150,6 +151,11 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.locality = true;
       continue;
     }
+    if (flag == "--workspan") {
+      if (has_value) throw usage_error("--workspan takes no value");
+      o.workspan = true;
+      continue;
+    }
     static const std::vector<std::string> valued{"--size",    "--set",  "--impl",  "--sched",
                                                  "--workers", "--reps", "--warmup"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
@@ -224,6 +230,7 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
   plan.json = opts.json;
   plan.pmu = opts.pmu;
   plan.locality = opts.locality;
+  plan.workspan = opts.workspan;
 
   // Benchmarks.
   bool explicit_names = true;
@@ -353,6 +360,10 @@ std::string usage() {
        "                              topology's caches (\"locality\" in the JSON; the times "
        "then\n"
        "                              include the recording, not the replay)\n"
+       "  --workspan                  after the timed repetitions, run each locus\n"
+       "                              configuration once more on one worker measuring work,\n"
+       "                              span and parallelism (Cilkscale-style; \"work_s\",\n"
+       "                              \"span_s\", \"parallelism\" in the JSON)\n"
        "\n"
        "Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...), so ratios\n"
        "are measured side by side; benchmarks run one after another. Every repetition is\n"

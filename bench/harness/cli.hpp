@@ -26,6 +26,7 @@ struct cli_options {
   bool json = false;
   bool pmu = false;       // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)
   bool locality = false;  // --locality: run the locality model on every timed locus repetition
+  bool workspan = false;  // --workspan: work, span and parallelism from one 1-worker locus run
 };
 
 // Parses the arguments after the program name. Throws usage_error naming the offending flag and
@@ -59,6 +60,7 @@ struct run_plan {
   bool json = false;
   bool pmu = false;
   bool locality = false;
+  bool workspan = false;
 };
 
 // Resolves benchmark names, --set keys and values (rejecting unknown keys with the benchmark's

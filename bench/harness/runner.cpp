@@ -125,6 +125,31 @@ std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) 
   return make_serial_region();
 }
 
+// --workspan: one untimed run of `inst` on a one-worker runtime of r's scheduler measuring work
+// and span. Separate from the timed runtimes: the measurement slows every spawn down.
+void measure_workspan(instance& inst, config_result& r, std::ostream& log) {
+  try {
+    locus::options opts;
+    opts.sched = r.config.sched;
+    opts.workers = 1;
+    opts.workspan = true;
+    opts.locality = false;
+    locus::runtime rt(opts);
+    inst.reset();
+    const run_context ctx{impl::locus, 1};
+    make_locus_region(rt)->execute([&] { inst.run(ctx); });
+    if (const auto ws = rt.workspan()) {
+      r.work_s = ws->work_s;
+      r.span_s = ws->span_s;
+      r.parallelism = ws->parallelism();
+    }
+  } catch (const std::exception& e) {
+    log << "locus-bench: " << r.bench << " " << r.config.label()
+        << ": work/span measurement failed: " << e.what() << "\n"
+        << std::flush;
+  }
+}
+
 // Runs all configurations of one benchmark; returns whether every run verified.
 bool run_benchmark(const bench_plan& bp, const run_plan& plan,
                    std::map<runtime_key, std::unique_ptr<locus::runtime>>& runtimes,
@@ -238,6 +263,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     ok = ok && r.result.verified;
     mine.push_back(std::move(r.result));
   }
+  if (plan.workspan) {
+    for (auto& r : mine) {
+      if (r.config.which == impl::locus && r.verified) measure_workspan(*inst, r, log);
+    }
+  }
   derive_ratios(mine);
   for (auto& r : mine) {
     if (plan.json) out << format_json_line(r) << "\n" << std::flush;
@@ -322,6 +352,9 @@ std::string format_json_line(const config_result& r) {
   if (!r.verified) o.str("error", r.error);
   o.raw("stats", r.stats_json);
   if (!r.locality_json.empty()) o.raw("locality", r.locality_json);
+  if (r.work_s) {
+    o.num("work_s", *r.work_s).num("span_s", *r.span_s).num("parallelism", *r.parallelism);
+  }
   return o.str();
 }
 

@@ -32,6 +32,9 @@ struct config_result {
   std::optional<double> t1_over_tp;      // P-worker configurations: speedup over own 1 worker
   std::optional<double> work_inflation;  // locus: W_P/T1, W_P = busy time of all workers per rep
   double busy_per_rep_s = -1;            // locus: total busy seconds per timed rep; -1 otherwise
+  // --workspan, locus only: from one extra, untimed run on a 1-worker runtime of the same
+  // scheduler with LOCUS_WORKSPAN on.
+  std::optional<double> work_s, span_s, parallelism;
 
   double median_s() const;
   double min_s() const;

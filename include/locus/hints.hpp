@@ -27,6 +27,13 @@ struct grain {
   std::size_t value = 1;
 };
 
+// Name of a task in a trace (LOCUS_TRACE): `tg.run(f, locus::label{"solve"})`. The pointer is
+// kept, not the text, so it must outlive the runtime (a string literal does). Unlabeled tasks
+// are named after their spawn site (the closure's type).
+struct label {
+  const char* name = nullptr;
+};
+
 // Per-spawn request for child stealing (help-first): the child is queued and the parent goes on.
 // The default is child-first (work-first): the child runs now and the continuation is stealable.
 struct parent_first_t {

@@ -35,6 +35,12 @@ struct options {
   // at exit (locus/locality.hpp)
   std::optional<bool> locality{};
   std::optional<std::size_t> locality_line{};  // LOCUS_LOCALITY_LINE: modeled line size in bytes
+  // LOCUS_TRACE: write a Chrome/Perfetto trace JSON to this path when the runtime is destroyed
+  // (docs/tracing.md); empty = no trace
+  std::optional<std::string> trace{};
+  // LOCUS_WORKSPAN: measure work, span and parallelism (needs exactly one worker); see
+  // runtime::workspan()
+  std::optional<bool> workspan{};
 };
 
 namespace detail {
@@ -77,6 +83,9 @@ class runtime {
   // so that the region measured is the caller's, not the whole process.
   void pmu_start();
   void pmu_stop();
+  // Work and span of the roots run since construction or the last reset_stats(); nullopt
+  // unless the runtime measures them (options::workspan, LOCUS_WORKSPAN=1).
+  std::optional<workspan_result> workspan() const;
 
   detail::runtime_impl& impl() noexcept { return *impl_; }
 

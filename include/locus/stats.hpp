@@ -48,6 +48,17 @@ struct worker_stats {
   worker_stats& operator+=(const worker_stats& other);
 };
 
+// Work, span and parallelism of the roots run since the last reset_stats(), measured on one
+// worker (LOCUS_WORKSPAN=1, options::workspan; see docs/tracing.md). Times include the
+// measurement's own overhead, as Cilkscale's do.
+struct workspan_result {
+  double work_s = 0;  // T1: the sum of every strand's duration
+  double span_s = 0;  // T∞: the longest chain of strands that depend on one another
+  std::uint64_t roots = 0;
+  // work / span: the speedup no number of workers can exceed on this program.
+  double parallelism() const noexcept { return span_s > 0 ? work_s / span_s : 0; }
+};
+
 struct stats {
   std::string scheduler;
   std::vector<worker_stats> workers;

@@ -38,7 +38,7 @@ class task_group {
     }
   }
 
-  // Per-task hints: work_hint, place, parent_first.
+  // Per-task hints: work_hint, place, parent_first, label.
   template <class F, class... H>
   void run(F&& f, H... hints) {
     using Fn = std::decay_t<F>;
@@ -47,6 +47,7 @@ class task_group {
     if (h.parent_first) {
       auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
       task->options = h.options;
+      task->label = h.label;
       detail::spawn_parent_first(state_, std::move(task));
       return;
     }
@@ -57,10 +58,14 @@ class task_group {
     // that cost a quarter of an unhinted spawn.
     if constexpr (sizeof...(H) > 0) rec.options = h.options;
     rec.start = &detail::start_closure<Fn, F&&>;
+    // Names this spawn site in traces: registered at static initialisation, no code here.
+    (void)&detail::spawn_site_registered<Fn, F&&>;
+    if constexpr (detail::has_label<H...>) detail::set_spawn_label(h.label);
     rec.closure = const_cast<void*>(static_cast<const volatile void*>(std::addressof(f)));
     if (detail::spawn_child_first(rec)) return;
     auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
     task->options = h.options;
+    task->label = h.label;
     detail::spawn_routed(state_, std::move(task), rec);
   }
 

@@ -158,6 +158,18 @@ settings resolve(const options& o, const std::vector<std::string>& schedulers,
   } else if (auto v = env("LOCUS_LOCALITY_LINE"); v && !trim(*v).empty()) {
     s.locality_line = parse_line_size("LOCUS_LOCALITY_LINE", *v);
   }
+  if (o.trace) {
+    s.trace = *o.trace;
+    s.trace_variable = "options::trace";
+  } else if (auto v = env("LOCUS_TRACE")) {
+    // An empty value means no trace; the path itself is checked by opening it at start-up.
+    s.trace = std::string(trim(*v));
+  }
+  if (o.workspan) {
+    s.workspan = *o.workspan;
+  } else if (auto v = env("LOCUS_WORKSPAN")) {
+    s.workspan = parse_bool("LOCUS_WORKSPAN", *v);
+  }
   return s;
 }
 

@@ -25,7 +25,10 @@ struct settings {
   bool print_config = false;
   bool pmu = false;
   bool locality = false;
-  std::size_t locality_line = 0;  // 0: the topology's line size
+  std::size_t locality_line = 0;               // 0: the topology's line size
+  std::string trace;                           // empty: no trace
+  const char* trace_variable = "LOCUS_TRACE";  // where `trace` came from, for error messages
+  bool workspan = false;
 };
 
 // `getenv` is injectable for tests.

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "sched/fork_join.hpp"
+#include "sched/probe.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
 #include "ult/call_on_stack.hpp"
@@ -65,6 +66,7 @@ struct outside_start final : task_base {
 
 void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
   task->group = &g;
+  task->origin = w.index;
   g.pending.fetch_add(1, std::memory_order_relaxed);
   w.counters.spawns.add();
   w.deque.push(task.release());
@@ -79,13 +81,14 @@ bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* m
 
 void run_inline(worker& w, group_state& g, task_base* raw) {
   std::unique_ptr<task_base> task(raw);
+  if (w.probed) probe_task_begin(w, task->label);
   try {
     task->execute();
   } catch (...) {
     record_exception(g, std::current_exception());
   }
+  if (worker* now = current_worker(); now->probed) probe_task_end(*now, &g);
   task.reset();
-  (void)w;
   g.pending.fetch_sub(1, std::memory_order_acq_rel);
 }
 
@@ -122,6 +125,7 @@ void finish_group(group_state& g) {
   if (g.begun) {
     worker* w = current_worker();
     if (w != nullptr && w->rt.hooks.group) w->rt.sched->group_end(*w, g);
+    if (w != nullptr && w->workspan != nullptr) w->workspan->join(&g);
     g.begun = false;
   }
   if (g.failed.load(std::memory_order_acquire)) {
@@ -150,7 +154,9 @@ namespace {
 
 // A child-first child, called on its own stack by the parent's spawn. Returns to the parent
 // when the parent's continuation is still in the deque (the serial case); otherwise the child
-// ran concurrently with it and finishes like a queued task.
+// ran concurrently with it and finishes like a queued task. The Probed copy also tells the
+// trace and the work/span meter that the child returned.
+template <bool Probed>
 void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   ult::entered();
   auto* rec = static_cast<spawn_record*>(arg);
@@ -169,6 +175,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     me->may_have_moved = false;
     w = current_worker();
   }
+  if constexpr (Probed) probe_task_end(*w, g);
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
@@ -185,6 +192,9 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = raw->group;
   const bool root = raw->submitted;
   std::unique_ptr<task_base> task(raw);
+  if (worker* w = m->w; w->probed) {
+    probe_task_begin(*w, task->label != nullptr ? task->label : (root ? "root" : nullptr));
+  }
   try {
     task->execute();
   } catch (...) {
@@ -196,6 +206,8 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   }
   worker* w = current_worker();
   w->running->may_have_moved = false;
+  // Before root_done: whoever waits for the root reads the work/span totals.
+  if (w->probed) probe_task_end(*w, g);
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
     w->enter_phase(worker::phase::busy, clock_ns());
@@ -230,9 +242,15 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     const suspended waiter = g->waiter;
     runtime_impl& rt = w->rt;
     const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
+    g->resume->origin = w->index;
     if (target == w->index || !rt.at(target).offer(g->resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
+      if (w->trace != nullptr) {
+        // Straight into the waiter, without the scheduler loop that would close the slices.
+        w->trace->close_all();
+        w->trace->begin_resume();
+      }
       return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
     }
     w->counters.mailbox_pushes.add();
@@ -257,15 +275,10 @@ namespace {
   }
   return true;
 }
-}  // namespace
 
-bool spawn_child_first(spawn_record& rec) {
-  worker* w = current_worker_here();
-  if (w == nullptr) {
-    spawn_from_outside(rec);
-    return true;
-  }
-  if (!w->plain_spawn && !consult_policy(*w, rec)) return false;
+// The spawn itself, once it is decided that the child runs here, child-first.
+template <bool Probed>
+[[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec) {
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
@@ -274,13 +287,41 @@ bool spawn_child_first(spawn_record& rec) {
   rec.child_stack = child;
   rec.spawner = w;
   w->running = child;
-  const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry);
+  const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry<Probed>);
   if (t.fctx == nullptr) {
     // The child found the continuation still queued and returned: we never left this worker.
     w->stacks.release(child);
   } else {
     resumed(t);  // the continuation was taken, and something resumed it
   }
+}
+
+// Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
+// pays one byte test for all of them.
+[[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
+  const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
+  if (!consult_policy(*w, rec)) return false;
+  if (!w->probed) {
+    run_child_first<false>(w, rec);
+    return true;
+  }
+  // wait() then reaches finish_group, where the meter sees the join.
+  if (w->workspan != nullptr) rec.group->begun = true;
+  probe_task_begin(*w, label, rec.start);
+  run_child_first<true>(w, rec);
+  return true;
+}
+
+}  // namespace
+
+bool spawn_child_first(spawn_record& rec) {
+  worker* w = current_worker_here();
+  if (w == nullptr) {
+    spawn_from_outside(rec);
+    return true;
+  }
+  if (!w->plain_spawn) return spawn_watched(w, rec);
+  run_child_first<false>(w, rec);
   return true;
 }
 
@@ -309,6 +350,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     return;
   }
   if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
+  if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
   queue_locally(*w, g, std::move(task));
 }
 
@@ -318,6 +360,7 @@ void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_r
   if (action == spawn_decision::action::send && rec.route_target >= 0 &&
       rec.route_target < w->rt.size() && rec.route_target != w->index) {
     task->group = &g;
+    task->origin = w->index;
     g.pending.fetch_add(1, std::memory_order_relaxed);
     task_base* raw = task.release();
     if (w->rt.at(rec.route_target).offer(raw)) {

@@ -39,6 +39,10 @@ void runtime::pmu_start() {
 void runtime::pmu_stop() {
   impl_->pmu.stop();
 }
+std::optional<workspan_result> runtime::workspan() const {
+  if (const prof::workspan_meter* m = impl_->workspan()) return m->result();
+  return std::nullopt;
+}
 
 runtime& default_runtime() {
   // Created on first use; destroyed at exit after main returns (its destructor joins the

@@ -53,10 +53,21 @@ runtime_impl::runtime_impl(const options& opts)
       arena_(settings.stack_size) {
   const int n = worker_count(settings, topology);
   if (pmu.enabled()) pmu_opened_ = std::make_unique<std::latch>(n);
+  if (settings.workspan && n != 1) {
+    throw config_error("locus: invalid LOCUS_WORKSPAN=1 with " + std::to_string(n) +
+                       " workers; work and span are measured on a one-worker run: set "
+                       "LOCUS_WORKERS=1 (options::workers = 1)");
+  }
+  if (!settings.trace.empty()) {
+    trace_ = std::make_unique<prof::trace_file>(settings.trace, settings.trace_variable, n);
+  }
+  if (settings.workspan) workspan_ = std::make_unique<prof::workspan_meter>();
   ult::install_overflow_handler();
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<worker>(*this, i, i, distance_levels(), arena_));
+    if (trace_) workers_.back()->trace = &trace_->buffer(i);
+    workers_.back()->workspan = workspan_.get();
   }
   distance_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   for (int a = 0; a < n; ++a) {
@@ -94,6 +105,9 @@ runtime_impl::~runtime_impl() {
     if (w->thread.joinable()) w->thread.join();
   }
   if (settings.stats_at_exit) std::fprintf(stderr, "%s", stats().to_text().c_str());
+  if (trace_) {
+    trace_->write("locus (" + settings.sched + ", " + std::to_string(size()) + " workers)");
+  }
 }
 
 void runtime_impl::submit(std::unique_ptr<task_base> task) {
@@ -200,6 +214,7 @@ locus::stats runtime_impl::stats() const {
 void runtime_impl::reset_stats() noexcept {
   suppressed_.store(0, std::memory_order_relaxed);
   pmu.rebaseline();
+  if (workspan_) workspan_->reset();
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
@@ -227,6 +242,8 @@ std::string runtime_impl::describe() const {
   out << "  LOCUS_LOCALITY_LINE = "
       << (settings.locality_line != 0 ? std::to_string(settings.locality_line) : "(the topology's)")
       << '\n';
+  out << "  LOCUS_TRACE        = " << (settings.trace.empty() ? "(off)" : settings.trace) << '\n';
+  out << "  LOCUS_WORKSPAN     = " << (settings.workspan ? 1 : 0) << '\n';
   return out.str();
 }
 

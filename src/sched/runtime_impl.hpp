@@ -14,6 +14,8 @@
 #include "config/config.hpp"
 #include "locus/runtime.hpp"
 #include "prof/pmu.hpp"
+#include "prof/trace.hpp"
+#include "prof/workspan.hpp"
 #include "sched/policy.hpp"
 #include "sched/worker.hpp"
 #include "topology/topology.hpp"
@@ -80,10 +82,17 @@ class runtime_impl {
   // Per-worker PMU counters (settings.pmu); each worker opens its own before running tasks.
   prof::pmu_session pmu;
 
+  // The work/span meter (settings.workspan), or nullptr.
+  prof::workspan_meter* workspan() const noexcept { return workspan_.get(); }
+
  private:
   void wake_one() noexcept;
   void wake_all() noexcept;
 
+  // Both exist before the workers, which keep pointers into them; the trace is written once
+  // the workers have stopped.
+  std::unique_ptr<prof::trace_file> trace_;
+  std::unique_ptr<prof::workspan_meter> workspan_;
   ult::stack_arena arena_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<int> distance_;

@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "sched/fork_join.hpp"
+#include "sched/probe.hpp"
 #include "sched/runtime_impl.hpp"
 
 namespace locus::detail {
@@ -45,7 +46,9 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
     : rt(runtime),
       index(idx),
       leaf(leaf_index),
-      plain_spawn(!runtime.hooks.spawn && !runtime.hooks.group),
+      plain_spawn(!runtime.hooks.spawn && !runtime.hooks.group && !runtime.settings.workspan &&
+                  runtime.settings.trace.empty()),
+      probed(runtime.settings.workspan || !runtime.settings.trace.empty()),
       stacks(arena),
       counters(distance_levels),
       rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}
@@ -90,12 +93,22 @@ work_item* worker::find_work() {
       return *item;
     }
     if (mailbox.load(std::memory_order_relaxed) != nullptr) {
-      if (work_item* mail = mailbox.exchange(nullptr, std::memory_order_acq_rel)) return mail;
+      if (work_item* mail = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+        if (trace != nullptr) {
+          if (const int from = origin_of(mail); from >= 0) trace->migrated_from(from);
+        }
+        return mail;
+      }
     }
     if (rt.has_submitted()) {
       if (task_base* root = rt.take_submitted()) return root;
     }
-    if (work_item* stolen = rt.sched->find_work(*this)) return stolen;
+    if (work_item* stolen = rt.sched->find_work(*this)) {
+      if (trace != nullptr) {
+        if (const int victim = origin_of(stolen); victim >= 0) trace->steal_from(victim);
+      }
+      return stolen;
+    }
     ++rounds;
     if (rounds < spin_rounds) {
       for (int i = 0; i < 16; ++i) cpu_relax();
@@ -136,11 +149,16 @@ void worker::dispatch(work_item* item) {
         break;
     }
     running = stk;
+    // A queued task opens its own slice once it runs (run_task); a context that continues
+    // opens one here.
+    if (trace != nullptr && payload == nullptr) trace->begin_resume();
     switch_msg msg{switch_msg::what::from_scheduler, this, nullptr, nullptr, payload};
     // Busy time is what runs between switching into a context and getting control back.
     enter_phase(phase::busy, clock_ns());
     const ult::transfer t = ult::switch_to(ctx, *stk, &msg);
     enter_phase(phase::overhead, clock_ns());
+    // Whatever still runs on this track's open slices has suspended or moved to another worker.
+    if (trace != nullptr) trace->close_all();
     item = after_return(t);
   }
 }

@@ -18,6 +18,14 @@
 namespace locus::detail {
 
 class runtime_impl;
+}  // namespace locus::detail
+
+namespace locus::prof {
+class trace_buffer;
+class workspan_meter;
+}  // namespace locus::prof
+
+namespace locus::detail {
 
 inline std::uint64_t clock_ns() noexcept {
   timespec ts{};
@@ -72,6 +80,11 @@ class alignas(64) worker {
   // The policy has no spawn or group hook: a child-first spawn needs nothing from it (a copy
   // of the runtime's hooks, so the spawn path reads one byte of its own worker).
   const bool plain_spawn;
+  // A trace or a work/span measurement watches task boundaries (see sched/probe.hpp); the
+  // pointers are set before the worker starts and are null when that probe is off.
+  const bool probed;
+  prof::trace_buffer* trace = nullptr;
+  prof::workspan_meter* workspan = nullptr;
 
   queue::chase_lev_deque<work_item*> deque{256};
   // Single-entry mailbox for work pushed by other workers (NUMA-WS, ADWS migration).

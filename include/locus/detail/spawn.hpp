@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -75,6 +76,8 @@ struct task_base : work_item {
   // Called by the core once a submitted (root) task has finished and its worker has accounted
   // for it, so that whoever waits for the root sees complete statistics.
   virtual void root_done() noexcept {}
+  const char* label = nullptr;  // locus::label, for traces
+  int origin = -1;              // worker that queued or sent it (trace flow arrows)
 };
 
 // Where runtime::exec keeps a root's outcome: in the calling thread's frame, which outlives the
@@ -121,6 +124,7 @@ struct closure_task final : task_base {
 // wait pay nothing for it.
 struct resume_item final : work_item {
   resume_item() noexcept : work_item(item_kind::resume) {}
+  int origin = -1;  // worker that sent it to a mailbox (trace flow arrows)
 };
 
 // Join state of one task group. `pending` counts children that may still run concurrently with
@@ -155,6 +159,19 @@ void wait(group_state& g);
 void wait_noexcept(group_state& g) noexcept;
 void record_exception(group_state& g, std::exception_ptr e) noexcept;
 
+// A labeled child-first spawn hands its label to the traced spawn path of the calling worker
+// (only labeled spawns pay for this call; unlabeled ones carry nothing).
+void set_spawn_label(const char* name) noexcept;
+
+// Spawn sites: each closure type's start function is registered at static initialisation with
+// the type's name, so that traces can name unlabeled tasks without a store on the spawn path.
+bool register_spawn_site(void (*start)(spawn_record*), std::string_view name) noexcept;
+
+template <class T>
+constexpr std::string_view type_name() noexcept {
+  return __PRETTY_FUNCTION__;  // parsed when the trace is written (the compiler's format)
+}
+
 template <class Fn, class F>
 void start_closure(spawn_record* rec) {
   // The closure may be a temporary in the parent's frame, which dies once the parent's
@@ -176,6 +193,7 @@ struct collected_hints {
   spawn_options options{};
   std::size_t size_bytes = 0;
   bool parent_first = false;
+  const char* label = nullptr;
 };
 inline void apply_hint(collected_hints& h, work_hint w) noexcept {
   h.options.work = w.value;
@@ -189,6 +207,16 @@ inline void apply_hint(collected_hints& h, size_hint s) noexcept {
 inline void apply_hint(collected_hints& h, parent_first_t) noexcept {
   h.parent_first = true;
 }
+inline void apply_hint(collected_hints& h, label l) noexcept {
+  h.label = l.name;
+}
+template <class... H>
+inline constexpr bool has_label = (std::is_same_v<H, label> || ...);
+
+template <class Fn, class F>
+inline const bool spawn_site_registered = register_spawn_site(&start_closure<Fn, F>,
+                                                              type_name<Fn>());
+
 template <class... H>
 collected_hints collect(H... hints) noexcept {
   collected_hints h;

@@ -1,0 +1,188 @@
+// LOCUS_WORKSPAN: work, span and parallelism of hand-built task trees whose leaves run a counted
+// loop. Only ratios are checked, never absolute times: the machine may be shared.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <sstream>
+
+#include "harness/cli.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
+#include "locus/locus.hpp"
+
+namespace {
+
+// The unit of work: a counted loop the compiler cannot remove.
+// One dependent multiply-add per iteration, in one out-of-line copy: every call site runs the
+// same instructions at the same speed (an inlined volatile loop varies with its surroundings).
+[[gnu::noinline]] void spin(std::uint64_t iterations) {
+  std::uint64_t x = iterations;
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    asm volatile("" : "+r"(x));
+  }
+}
+
+constexpr std::uint64_t leaf_iterations = 100'000;
+
+void tree(int depth) {
+  if (depth == 0) {
+    spin(leaf_iterations);
+    return;
+  }
+  locus::task_group tg;
+  tg.run([depth] { tree(depth - 1); });
+  tree(depth - 1);
+  tg.wait();
+}
+
+long involuntary_switches() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
+}
+
+// Parallelism of a few measurements of `body`, sorted. The clock is the wall clock, so a run in
+// which the worker thread was preempted is measured again (the machine may be shared); after
+// many tries the preempted runs count too.
+template <class F>
+std::vector<double> parallelisms(F body) {
+  locus::runtime rt(locus::options{.workers = 1, .workspan = true});
+  std::vector<double> clean, all;
+  for (int i = 0; i < 40 && clean.size() < 5; ++i) {
+    rt.reset_stats();
+    const bool preempted = rt.exec([&] {
+      const long before = involuntary_switches();
+      body();
+      return involuntary_switches() != before;
+    });
+    const auto ws = rt.workspan();
+    EXPECT_TRUE(ws.has_value());
+    if (!ws) break;
+    EXPECT_EQ(ws->roots, 1u);
+    EXPECT_GT(ws->work_s, 0);
+    EXPECT_GE(ws->work_s, ws->span_s);
+    all.push_back(ws->parallelism());
+    if (!preempted) clean.push_back(ws->parallelism());
+  }
+  std::vector<double>& p = clean.empty() ? all : clean;
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+template <class F>
+double parallelism_of(F body) {
+  const std::vector<double> p = parallelisms(body);
+  return p.empty() ? 0 : p[p.size() / 2];
+}
+
+TEST(WorkSpan, BalancedTreeParallelismIsItsLeafCount) {
+  for (int depth : {1, 3, 5}) {
+    const double leaves = static_cast<double>(1 << depth);
+    const std::vector<double> all = parallelisms([depth] { tree(depth); });
+    ASSERT_FALSE(all.empty());
+    const double p = all.back();
+    EXPECT_GT(p, 0.6 * leaves) << "depth " << depth;
+    EXPECT_LT(p, 1.1 * leaves) << "depth " << depth;
+  }
+}
+
+TEST(WorkSpan, SerialChainHasParallelismOne) {
+  const double p = parallelism_of([] {
+    for (int i = 0; i < 8; ++i) {
+      locus::task_group tg;
+      tg.run([] { spin(leaf_iterations); });
+      tg.wait();
+    }
+  });
+  EXPECT_GT(p, 0.95);
+  EXPECT_LT(p, 1.05);
+}
+
+TEST(WorkSpan, ContinuationRunsBesideTheChild) {
+  // Child 3 units beside a continuation of 1: work 4, span 3.
+  const double p = parallelism_of([] {
+    locus::task_group tg;
+    tg.run([] { spin(3 * leaf_iterations); });
+    spin(leaf_iterations);
+    tg.wait();
+  });
+  EXPECT_GT(p, 4.0 / 3.0 * 0.85);
+  EXPECT_LT(p, 4.0 / 3.0 * 1.1);
+}
+
+TEST(WorkSpan, WorkAfterTheJoinIsOnTheSpan) {
+  // Two children of 1 unit each, then 2 units after the join: work 4, span 3.
+  const double p = parallelism_of([] {
+    locus::task_group tg;
+    tg.run([] { spin(leaf_iterations); });
+    tg.run([] { spin(leaf_iterations); });
+    tg.wait();
+    spin(2 * leaf_iterations);
+  });
+  EXPECT_GT(p, 4.0 / 3.0 * 0.85);
+  EXPECT_LT(p, 4.0 / 3.0 * 1.1);
+}
+
+TEST(WorkSpan, ParentFirstChildrenCount) {
+  // Four queued children of one unit, joined: work 4, span about 1.
+  const double p = parallelism_of([] {
+    locus::task_group tg;
+    for (int i = 0; i < 4; ++i) tg.run([] { spin(leaf_iterations); }, locus::parent_first);
+    tg.wait();
+  });
+  EXPECT_GT(p, 4 * 0.6);
+  EXPECT_LT(p, 4 * 1.1);
+}
+
+TEST(WorkSpan, OffByDefault) {
+  locus::runtime rt(locus::options{.workers = 1});
+  EXPECT_FALSE(rt.workspan().has_value());
+}
+
+TEST(WorkSpan, NeedsOneWorker) {
+  try {
+    locus::runtime rt(locus::options{.workers = 2, .workspan = true});
+    FAIL() << "expected config_error";
+  } catch (const locus::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCUS_WORKSPAN"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkSpan, EnvironmentTurnsItOn) {
+  ::setenv("LOCUS_WORKSPAN", "1", 1);
+  locus::runtime rt(locus::options{.workers = 1});
+  ::unsetenv("LOCUS_WORKSPAN");
+  rt.exec([] { tree(2); });
+  ASSERT_TRUE(rt.workspan().has_value());
+  EXPECT_GT(rt.workspan()->parallelism(), 1.5);
+}
+
+TEST(WorkSpan, BenchReportsWorkSpanAndParallelismForLocusRuns) {
+  using namespace locus_bench;
+  const run_plan p = make_plan(
+      parse_command_line({"run", "fib", "--size", "small", "--workers", "2", "--reps", "1",
+                          "--impl", "serial,locus", "--json", "--workspan", "--set", "n=16"}),
+      registry::get(), 2);
+  std::ostringstream out, log;
+  ASSERT_EQ(execute(p, out, log), 0) << log.str();
+  std::istringstream in(out.str());
+  std::string serial, locus_line;
+  std::getline(in, serial);
+  std::getline(in, locus_line);
+  EXPECT_EQ(serial.find("\"work_s\""), std::string::npos) << serial;
+  for (const char* key : {"\"work_s\":", "\"span_s\":", "\"parallelism\":"}) {
+    EXPECT_NE(locus_line.find(key), std::string::npos) << key << " missing in " << locus_line;
+  }
+  // fib(16) has far more parallelism than two.
+  const auto at = locus_line.find("\"parallelism\":") + 14;
+  EXPECT_GT(std::stod(locus_line.substr(at)), 2.0) << locus_line;
+}
+
+}  // namespace
