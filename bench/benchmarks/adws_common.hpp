@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <locus/hints.hpp>
+#include <locus/locality.hpp>
 #include <locus/task_group.hpp>
 
 #include "harness/benchmark.hpp"
@@ -157,12 +158,20 @@ void preduce(std::size_t lo, std::size_t hi, std::size_t grain, std::size_t byte
 // how many satisfy pred. The input is cut into blocks of `block` elements; a parallel loop
 // counts each block, a serial prefix sum gives each block its output offsets, and a second
 // parallel loop scatters. One block (n <= block) is done serially without allocating.
+//
+// Locality model: each block declares its read for the count, and its read and its two output
+// ranges for the scatter (the serial one-block case declares the same three ranges).
 template <class P, class T, class Pred>
 std::size_t partition_copy(const T* src, T* dst, std::size_t n, std::size_t block,
                            const Pred& pred) {
+  namespace loc = locus::locality;
   if (n <= block) {
+    loc::touch_read(src, n * sizeof(T));
     std::size_t left = 0;
     for (std::size_t i = 0; i < n; ++i) left += pred(src[i]) ? 1 : 0;
+    loc::touch_read(src, n * sizeof(T));
+    loc::touch_write(dst, left * sizeof(T));
+    loc::touch_write(dst + left, (n - left) * sizeof(T));
     std::size_t l = 0, r = left;
     for (std::size_t i = 0; i < n; ++i) {
       if (pred(src[i])) {
@@ -178,6 +187,7 @@ std::size_t partition_copy(const T* src, T* dst, std::size_t n, std::size_t bloc
   pfor<P>(0, blocks, 1, block * sizeof(T), [&](std::size_t b0, std::size_t b1) {
     for (std::size_t b = b0; b < b1; ++b) {
       const std::size_t lo = b * block, hi = std::min(n, lo + block);
+      loc::touch_read(src + lo, (hi - lo) * sizeof(T));
       std::size_t c = 0;
       for (std::size_t i = lo; i < hi; ++i) c += pred(src[i]) ? 1 : 0;
       offset[b + 1] = c;
@@ -189,6 +199,10 @@ std::size_t partition_copy(const T* src, T* dst, std::size_t n, std::size_t bloc
     for (std::size_t b = b0; b < b1; ++b) {
       const std::size_t lo = b * block, hi = std::min(n, lo + block);
       std::size_t l = offset[b], r = left + (lo - offset[b]);
+      const std::size_t nl = offset[b + 1] - offset[b];
+      loc::touch_read(src + lo, (hi - lo) * sizeof(T));
+      loc::touch_write(dst + l, nl * sizeof(T));
+      loc::touch_write(dst + r, (hi - lo - nl) * sizeof(T));
       for (std::size_t i = lo; i < hi; ++i) {
         if (pred(src[i])) {
           dst[l++] = src[i];

@@ -14,9 +14,10 @@
 // every cell, boundary included, uniform in [0, 1) from splitmix64(seed), row by row. n = 360
 // is two 1 MB grids (the ADWS cache experiments' size).
 //
-// Locality model (locus-bench --locality): every locus leaf declares the rows of its block it
-// reads (with the halo) and writes, and its block as its identity for mapping stability; every
-// iteration is one model iteration.
+// Locality model (locus-bench --locality): every leaf of the serial and locus versions declares
+// the rows of its block it reads (with the halo) and writes, and its block as its identity for
+// mapping stability; every iteration is one model iteration. The serial version visits the
+// leaves in the same order as a one-worker locus run.
 //
 // Verified bit for bit against a reference computed in prepare() by plain loops over the whole
 // interior (no decomposition): every implementation computes each cell with the same operations,
@@ -72,13 +73,6 @@ struct problem {
   }
 };
 
-void step_serial(const problem& p, const block& b) {
-  if (p.is_leaf(b)) return p.compute(b);
-  block kids[4];
-  const int k = p.split(b, kids);
-  for (int i = 0; i < k; ++i) step_serial(p, kids[i]);
-}
-
 // The leaf's footprint: cur rows r0-1 .. r1 and columns c0-1 .. c1 (the stencil's halo; the four
 // corners are not read but share lines with cells that are), next rows r0 .. r1-1.
 void declare_leaf(const problem& p, const block& b) {
@@ -90,6 +84,16 @@ void declare_leaf(const problem& p, const block& b) {
   loc::touch_read_rows(p.cur->row(b.r0 - 1) + (b.c0 - 1), (cols + 2) * sizeof(double), rows + 2,
                        stride);
   loc::touch_write_rows(p.next->row(b.r0) + b.c0, cols * sizeof(double), rows, stride);
+}
+
+void step_serial(const problem& p, const block& b) {
+  if (p.is_leaf(b)) {
+    declare_leaf(p, b);
+    return p.compute(b);
+  }
+  block kids[4];
+  const int k = p.split(b, kids);
+  for (int i = 0; i < k; ++i) step_serial(p, kids[i]);
 }
 
 void step_locus(const problem& p, const block& b) {
@@ -163,6 +167,7 @@ class heat2d_instance final : public instance {
       switch (ctx.which) {
         case impl::serial:
           step_serial(p, all);
+          locus::locality::next_iteration();
           break;
         case impl::locus:
           step_locus(p, all);

@@ -12,6 +12,9 @@
 // `matmul` is the same eight-way divide and conquer without temporaries (4k x 4k there; matmul-z
 // is the blocked Z-Morton version).
 //
+// Locality model (locus-bench --locality): every leaf product (serial and locus) declares its
+// blocks of A and B (read) and C (written). One multiplication, so no mapping stability.
+//
 // Parameters: n (order; small 512, medium 2048, large 8192), leaf (kernel size, 64), pad (floats
 // per row, 32 = 128 bytes). Inputs: entries uniform in {-1, 0, 1} (splitmix64, seeds 1 and 2),
 // C starts at zero; the result is exact, verified by Freivalds' check, per-block samples and the
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <string>
 
+#include <locus/locality.hpp>
 #include <locus/task_group.hpp>
 
 #include "benchmarks/dense_common.hpp"
@@ -38,8 +42,36 @@ using dense::view;
 
 using dense::cube;
 
+// A leaf product reads s x s blocks of A and B and updates one of C: one strided declaration each.
+void declare_leaf(dim s, cview a, cview b, view c) {
+  namespace loc = locus::locality;
+  const auto row = static_cast<std::size_t>(s) * sizeof(float);
+  const auto rows = static_cast<std::size_t>(s);
+  loc::touch_read_rows(a.p, row, rows, a.ld * static_cast<dim>(sizeof(float)));
+  loc::touch_read_rows(b.p, row, rows, b.ld * static_cast<dim>(sizeof(float)));
+  loc::touch_write_rows(c.p, row, rows, c.ld * static_cast<dim>(sizeof(float)));
+}
+
+// dense::matmul_rowmajor_serial (same products in the same order) with the leaves declared.
+void matmul_serial(dim s, cview a, cview b, view c, dim leaf) {
+  if (s <= leaf) {
+    declare_leaf(s, a, b, c);
+    dense::kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
+    return;
+  }
+  const dim h = s / 2;
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        matmul_serial(h, a.quad(i, k, h), b.quad(k, j, h), c.quad(i, j, h), leaf);
+      }
+    }
+  }
+}
+
 void matmul_locus(dim s, cview a, cview b, view c, dim leaf) {
   if (s <= leaf) {
+    declare_leaf(s, a, b, c);
     dense::kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     return;
   }
@@ -125,7 +157,7 @@ class matmul_instance final : public instance {
     const view c{c_.data(), ld_};
     switch (ctx.which) {
       case impl::serial:
-        dense::matmul_rowmajor_serial(n_, a, b, c, leaf_);
+        matmul_serial(n_, a, b, c, leaf_);
         break;
       case impl::locus:
         matmul_locus(n_, a, b, c, leaf_);

@@ -18,7 +18,8 @@
 // Hints: each recursive child gets work_hint = its element count, the group size_hint = the
 // bytes of the subarray; map loops hint each half with its length.
 //
-// Locality model (locus-bench --locality): every locus map leaf declares its range, once (x[i]
+// Locality model (locus-bench --locality): every map leaf (of every version: outside a session a
+// declaration is one branch) declares its range, once (x[i]
 // is read and written by one statement, so a line is fetched once), and its identity (the
 // subarray and the leaf's start) with the repeat as its iteration: mapping stability is the share
 // of map leaves that ran on the same worker as in the previous map of the same subarray.
@@ -33,7 +34,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <locus/locality.hpp>
@@ -83,7 +83,7 @@ template <class P>
 void rrm(const problem& p, double* x, std::size_t lo, std::size_t hi) {
   for (int r = 0; r < p.repeats; ++r) {
     pfor<P>(lo, hi, p.grain, sizeof(double), [x, lo, hi, r](std::size_t a, std::size_t b) {
-      if constexpr (std::is_same_v<P, locus_policy>) declare_map_leaf(x, lo, hi, a, b, r);
+      declare_map_leaf(x, lo, hi, a, b, r);
       for (std::size_t i = a; i < b; ++i) x[i] = map_once(x[i]);
     });
   }

@@ -69,6 +69,9 @@ struct config_run {
   configuration config;
   std::unique_ptr<region> where;
   locus::runtime* rt = nullptr;  // locus only
+  // --locality: the runtime whose topology models this configuration's caches (rt for locus; for
+  // serial a one-worker runtime whose worker 0 stands for the harness thread).
+  locus::runtime* model_rt = nullptr;
   std::optional<locus::stats> stats;
   std::optional<locus::locality_report> locality;
   config_result result;
@@ -76,16 +79,22 @@ struct config_run {
 
 using runtime_key = std::pair<std::string, int>;
 
+// The runtime that --locality models the serial elision on: one worker, so that the model has
+// exactly the caches on worker 0's path (and reports one instance per level). It never runs a
+// task; its worker sleeps.
+const runtime_key serial_model_key{"(serial model)", 1};
+
 std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_plan& plan) {
   std::map<runtime_key, std::unique_ptr<locus::runtime>> runtimes;
   for (const auto& bp : plan.benches) {
     for (const auto& c : bp.configs) {
-      if (c.which != impl::locus) continue;
-      const runtime_key key{c.sched, c.workers};
+      const bool serial_model = c.which == impl::serial && plan.locality;
+      if (c.which != impl::locus && !serial_model) continue;
+      const runtime_key key = serial_model ? serial_model_key : runtime_key{c.sched, c.workers};
       if (runtimes.count(key) != 0) continue;
       locus::options opts;
-      opts.sched = c.sched;
-      opts.workers = c.workers;
+      if (!serial_model) opts.sched = c.sched;
+      opts.workers = key.second;
       if (plan.pmu) opts.pmu = true;  // otherwise LOCUS_PMU decides
       // --locality opens its own sessions around the timed repetitions; a runtime opening one
       // for its whole life (LOCUS_LOCALITY=1) would make those fail.
@@ -171,6 +180,8 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     config_run r;
     r.config = c;
     if (c.which == impl::locus) r.rt = runtimes.at({c.sched, c.workers}).get();
+    r.model_rt = r.rt;
+    if (c.which == impl::serial && plan.locality) r.model_rt = runtimes.at(serial_model_key).get();
     r.where = make_region(c, r.rt);
     r.result.bench = b.name;
     r.result.config = c;
@@ -184,13 +195,18 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     for (auto& r : runs) {
       if (!r.result.verified) continue;  // a failed configuration is not run again
       const run_context ctx{r.config.which, r.config.workers};
-      const bool model = plan.locality && timed && r.rt != nullptr;
+      const bool model = plan.locality && timed && r.model_rt != nullptr;
       double t = 0;
       verdict v;
       try {
         inst->reset();
         if (r.rt != nullptr) r.rt->reset_stats();
-        if (model) locus::locality::begin(*r.rt);
+        if (model) {
+          locus::locality::session_options so;
+          // The serial elision runs on this thread, outside the runtime.
+          if (r.rt == nullptr) so.attribute_outside_to = 0;
+          locus::locality::begin(*r.model_rt, so);
+        }
         {
           // The PMU counts this repetition only; its ioctls stay outside the timed interval.
           const pmu_window counting(r.rt);

@@ -27,7 +27,8 @@
 // capacity cache_bytes / line_bytes lines (no sets, no prefetching, no coherence invalidation; a
 // write allocates like a read). A declared range is replayed line by line as one unit at its
 // place in a global order of declarations. Only declarations made by the session's workers are
-// modeled; those from other threads are counted as unattributed.
+// modeled; those from other threads are counted as unattributed, unless the session attributes
+// them to a worker (session_options::attribute_outside_to).
 #pragma once
 
 #include <atomic>
@@ -93,11 +94,20 @@ struct session_options {
   std::size_t line_bytes = 0;
   // Granularity of NUMA first touch; the OS places whole pages, so 4 KiB by default.
   std::size_t page_bytes = 4096;
+  // Declarations from threads that are not workers of the session's runtime: empty, they are
+  // counted as unattributed; a worker index w, they are modeled as worker w's (on its processing
+  // unit's caches and NUMA node). For code that runs outside the runtime on the calling thread,
+  // such as a serial elision measured against the parallel version:
+  //   locus::locality::begin(rt, {.attribute_outside_to = 0});
+  //   run_serially();  // its declarations count as worker 0's
+  // Several such threads may declare at once; they take turns on one log.
+  std::optional<int> attribute_outside_to{};
 };
 
 // Opens a session on the workers of `rt` (clearing what an earlier session left). Call it while
 // no task declares anything (outside rt.exec, or before the tasks that declare start). Throws
-// std::logic_error when a session is already open, std::invalid_argument for a bad option.
+// std::logic_error when a session is already open, std::invalid_argument for a bad option (a line
+// or page size that is not a power of two, attribute_outside_to not a worker of rt).
 void begin(runtime& rt, const session_options& opts = {});
 // Closes the session and replays what it recorded. Safe while tasks still run: declarations in
 // flight finish first, later ones are ignored. Throws std::logic_error without an open session.

@@ -47,6 +47,11 @@ struct recorder {
   // so a straggler of an earlier session never finds its log gone.
   std::vector<std::unique_ptr<worker_log>> logs;
   std::size_t workers = 0;
+  // Declarations of threads that are not the session's workers, when the session attributes them
+  // to worker `outside_worker` (-1: it does not). Its `busy` flag doubles as a lock, since any
+  // number of such threads may declare at once.
+  worker_log outside_log;
+  int outside_worker = -1;
   std::atomic<std::uint64_t> seq{0};
   std::atomic<std::uint64_t> iteration{0};
   std::atomic<std::uint64_t> unattributed{0};
@@ -63,12 +68,23 @@ constinit recorder g;
 worker_log* enter() noexcept {
   if (!active.load(std::memory_order_acquire)) return nullptr;
   locus::detail::worker* w = locus::detail::current_worker();
-  if (w == nullptr || &w->rt != g.rt || static_cast<std::size_t>(w->index) >= g.workers) {
+  worker_log* log = nullptr;
+  if (w != nullptr && &w->rt == g.rt && static_cast<std::size_t>(w->index) < g.workers) {
+    log = g.logs[static_cast<std::size_t>(w->index)].get();
+    log->busy.store(true, std::memory_order_seq_cst);
+  } else if (g.outside_worker >= 0) {
+    // A read of outside_worker racing with begin() is excluded: begin() writes it before it sets
+    // `active`, which this thread has just seen set.
+    log = &g.outside_log;
+    bool expected = false;
+    while (!log->busy.compare_exchange_weak(expected, true, std::memory_order_seq_cst)) {
+      expected = false;
+      std::this_thread::yield();
+    }
+  } else {
     g.unattributed.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  worker_log* log = g.logs[static_cast<std::size_t>(w->index)].get();
-  log->busy.store(true, std::memory_order_seq_cst);
   if (!active.load(std::memory_order_seq_cst)) {
     log->busy.store(false, std::memory_order_release);
     return nullptr;
@@ -93,34 +109,50 @@ std::size_t topology_line(const topo::topology& t) {
   return 0;
 }
 
-// Replays every worker's ranges in sequence order (a k-way merge: each log is already ordered).
+// The session's logs with the worker each is modeled as (the outside log last, when used).
+std::vector<std::pair<const worker_log*, int>> session_logs() {
+  std::vector<std::pair<const worker_log*, int>> out;
+  for (std::size_t w = 0; w < g.workers; ++w)
+    out.emplace_back(g.logs[w].get(), static_cast<int>(w));
+  if (g.outside_worker >= 0) out.emplace_back(&g.outside_log, g.outside_worker);
+  return out;
+}
+
+// Replays every log's ranges in sequence order (a k-way merge: each log is already ordered).
 void replay_ranges(locality_replay& model, std::uint64_t& ranges) {
-  using cursor = std::pair<std::uint64_t, std::size_t>;  // (seq of the next record, worker)
+  const auto logs = session_logs();
+  using cursor = std::pair<std::uint64_t, std::size_t>;  // (seq of the next record, log)
   std::priority_queue<cursor, std::vector<cursor>, std::greater<>> heads;
-  std::vector<std::size_t> pos(g.workers, 0);
-  for (std::size_t w = 0; w < g.workers; ++w) {
-    if (g.logs[w]->ranges.size() != 0) heads.emplace(g.logs[w]->ranges[0].seq, w);
+  std::vector<std::size_t> pos(logs.size(), 0);
+  for (std::size_t k = 0; k < logs.size(); ++k) {
+    if (logs[k].first->ranges.size() != 0) heads.emplace(logs[k].first->ranges[0].seq, k);
   }
   while (!heads.empty()) {
-    const std::size_t w = heads.top().second;
+    const std::size_t k = heads.top().second;
     heads.pop();
-    const auto& log = g.logs[w]->ranges;
-    const range_record& r = log[pos[w]];
-    model.access_rows(static_cast<int>(w), r.addr, r.row_bytes, r.rows, r.stride);
+    const auto& log = logs[k].first->ranges;
+    const range_record& r = log[pos[k]];
+    model.access_rows(logs[k].second, r.addr, r.row_bytes, r.rows, r.stride);
     ++ranges;
-    if (++pos[w] < log.size()) heads.emplace(log[pos[w]].seq, w);
+    if (++pos[k] < log.size()) heads.emplace(log[pos[k]].seq, k);
   }
 }
 
 mapping_result replay_leaves() {
   std::vector<leaf_record> all;
-  for (std::size_t w = 0; w < g.workers; ++w) {
-    const auto& log = g.logs[w]->leaves;
-    for (std::size_t i = 0; i < log.size(); ++i) {
-      all.push_back(leaf_record{log[i].seq, log[i].iteration, log[i].id, static_cast<int>(w)});
+  for (const auto& [log, w] : session_logs()) {
+    for (std::size_t i = 0; i < log->leaves.size(); ++i) {
+      const leaf_declaration& d = log->leaves[i];
+      all.push_back(leaf_record{d.seq, d.iteration, d.id, w});
     }
   }
   return mapping_stability(all);
+}
+
+void clear_log(worker_log& log) {
+  log.ranges.clear();
+  log.leaves.clear();
+  log.dropped = 0;
 }
 
 // end() without the lock.
@@ -130,6 +162,7 @@ locality_report close_session() {
   for (const auto& log : g.logs) {
     while (log->busy.load(std::memory_order_acquire)) std::this_thread::yield();
   }
+  while (g.outside_log.busy.load(std::memory_order_acquire)) std::this_thread::yield();
   g.open = false;
   const locus::detail::runtime_impl& rt = *g.rt;
   locality_replay model(rt.topology, rt.size(), g.line_bytes, g.page_bytes);
@@ -142,14 +175,15 @@ locality_report close_session() {
   r.leaves_compared = m.compared;
   r.leaves_same = m.same;
   r.unattributed = g.unattributed.load(std::memory_order_relaxed);
+  // The records can be large; a straggler that saw the session open before it closed only
+  // touches `busy`, which stays.
   for (const auto& log : g.logs) {
     r.dropped += log->dropped;
-    // The records can be large; a straggler that saw the session open before it closed only
-    // touches `busy`, which stays.
-    log->ranges.clear();
-    log->leaves.clear();
-    log->dropped = 0;
+    clear_log(*log);
   }
+  r.dropped += g.outside_log.dropped;
+  clear_log(g.outside_log);
+  g.outside_worker = -1;
   return r;
 }
 
@@ -167,6 +201,13 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
                                 " and page size " + std::to_string(opts.page_bytes) +
                                 " must be powers of two");
   }
+  if (opts.attribute_outside_to &&
+      (*opts.attribute_outside_to < 0 || *opts.attribute_outside_to >= impl.size())) {
+    throw std::invalid_argument("locus::locality::begin: attribute_outside_to = " +
+                                std::to_string(*opts.attribute_outside_to) +
+                                " is not a worker of the runtime (it has " +
+                                std::to_string(impl.size()) + ")");
+  }
   g.rt = &impl;
   g.line_bytes = line;
   g.page_bytes = opts.page_bytes;
@@ -175,11 +216,9 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
     g.logs.push_back(std::make_unique<worker_log>());
   }
   g.workers = static_cast<std::size_t>(impl.size());
-  for (const auto& log : g.logs) {
-    log->ranges.clear();
-    log->leaves.clear();
-    log->dropped = 0;
-  }
+  for (const auto& log : g.logs) clear_log(*log);
+  clear_log(g.outside_log);
+  g.outside_worker = opts.attribute_outside_to.value_or(-1);
   g.seq.store(0, std::memory_order_relaxed);
   g.iteration.store(0, std::memory_order_relaxed);
   g.unattributed.store(0, std::memory_order_relaxed);

@@ -21,6 +21,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
                        else os.path.join(HERE, "..", "..", "tools", "report"))
 FIXTURES = [os.path.join(HERE, "results_a.jsonl"), os.path.join(HERE, "results_b.jsonl")]
+# locus-bench --locality output: serial and locus/ws/16 with three modeled levels summed over 3
+# reps (misses 3000/2400/1200 and 3000/2700/900), tbb with "locality": null.
+LOCALITY = os.path.join(HERE, "results_locality.jsonl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
 SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
@@ -196,6 +199,48 @@ def test_repeated_configuration_keeps_later():
         assert "| uts (tree=S1) | locus/ws | 40.0 ms | 30.0 ms | — | 1.33 |" in f.read()
 
 
+def test_locality_model():
+    """Modeled misses per rep and level, miss ratios, NUMA remote share and mapping stability;
+    the peer without a model is left out; the miss bars are drawn when matplotlib is there."""
+    out = scratch_dir()
+    plots = matplotlib_importable()
+    proc = run_tool([LOCALITY, "--out", out] + ([] if plots else ["--no-plots"]))
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert_lines(text, [
+        "## Locality model",
+        "| benchmark | configuration | L1 misses/rep | L2 misses/rep | L3 misses/rep "
+        "| L1 miss ratio | L2 miss ratio | L3 miss ratio | NUMA remote | mapping stability |",
+        "| heat2d (n=480) | serial | 1000 | 800 | 400 | 100.0% | 80.0% | 50.0% | 0.0% | 100.0% |",
+        "| heat2d (n=480) | locus/ws/16 | 1000 | 900 | 300 | 100.0% | 90.0% | 33.3% | 25.0% "
+        "| 75.0% |",
+    ])
+    assert "| heat2d (n=480) | tbb/16 |" not in text, "a configuration without a model"
+    if plots:
+        path = os.path.join(out, "modeled_misses.png")
+        assert path in proc.stdout.split(), proc.stdout
+        with open(path, "rb") as f:
+            assert f.read(8) == PNG_MAGIC
+        assert "![Modeled misses per cache level](modeled_misses.png)" in text
+    # Without locality data there is no such section.
+    _, _, plain = markdown_only()
+    assert "## Locality model" not in plain
+
+
+def test_malformed_locality_exit_2():
+    """A "locality" value without levels is rejected, naming file and line."""
+    work = scratch_dir()
+    with open(LOCALITY, encoding="utf-8") as f:
+        first = f.readline()
+    path = os.path.join(work, "bad-locality.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(first.replace('"levels":', '"levelz":'))
+    proc = run_tool([path, "--out", os.path.join(work, "out"), "--no-plots"])
+    assert proc.returncode == 2, f"exit {proc.returncode}"
+    assert path + ":1: locality has no 'levels' array" in proc.stderr, proc.stderr
+
+
 def test_time_units():
     """Three significant digits in the unit that keeps the value at least 1."""
     cases = {12.3456: "12.3 s", 1.0: "1.00 s", 0.25: "250 ms", 3.4e-5: "34.0 µs",
@@ -207,7 +252,8 @@ def test_time_units():
 TESTS = [test_benchmark_tables, test_unverified_listed_first, test_summary_table,
          test_breakdown_and_spawn_overhead, test_printed_paths, test_plots,
          test_missing_matplotlib_names_package, test_malformed_lines_exit_2,
-         test_repeated_configuration_keeps_later, test_time_units]
+         test_repeated_configuration_keeps_later, test_locality_model,
+         test_malformed_locality_exit_2, test_time_units]
 
 
 def main():

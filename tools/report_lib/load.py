@@ -25,6 +25,9 @@ class Result:
     error: str | None
     stats: dict
     where: str  # "FILE:LINE", for messages
+    # locus-bench --locality: locality_report::to_json() summed over the timed reps, or None
+    # (no --locality, or an implementation the model does not cover).
+    locality: dict | None = None
 
     @property
     def reps(self):
@@ -115,6 +118,27 @@ def _check_stats(stats):
     return None
 
 
+def _check_locality(loc):
+    """Returns a problem with a "locality" value, or None; null is fine."""
+    if loc is None:
+        return None
+    if not isinstance(loc, dict):
+        return "locality is neither an object nor null"
+    levels = loc.get("levels")
+    if not isinstance(levels, list):
+        return "locality has no 'levels' array"
+    for i, lv in enumerate(levels):
+        if not isinstance(lv, dict):
+            return f"locality.levels[{i}] is not an object"
+        for field in ("level", "accesses", "misses"):
+            if not _is_number(lv.get(field)):
+                return f"locality.levels[{i}] has no number '{field}'"
+    mapping = loc.get("mapping", {})
+    if not isinstance(mapping, dict):
+        return "locality.mapping is not an object"
+    return None
+
+
 def parse_line(text, where):
     """Parses one non-blank line into a Result; raises InputError naming `where` otherwise."""
     try:
@@ -131,12 +155,15 @@ def parse_line(text, where):
     problem = _check_stats(obj["stats"])
     if problem:
         raise InputError(f"{where}: {problem}")
+    problem = _check_locality(obj.get("locality"))
+    if problem:
+        raise InputError(f"{where}: {problem}")
     error = obj.get("error")
     return Result(bench=obj["bench"], params=obj["params"], impl=obj["impl"], sched=obj["sched"],
                   workers=obj["workers"], times_s=obj["times_s"], median_s=obj["median_s"],
                   min_s=obj["min_s"], verified=obj["verified"],
                   error=error if isinstance(error, str) else None, stats=obj["stats"],
-                  where=where)
+                  where=where, locality=obj.get("locality"))
 
 
 def read_file(path):

@@ -178,6 +178,36 @@ def spawn_section(groups):
         table(["benchmark", "sched", "T1", "TS", "spawns/rep", "ns per spawn"], rows, 2)])
 
 
+def locality_section(groups):
+    """The locality model's output (locus-bench --locality): modeled misses per cache level per
+    repetition, miss ratios, NUMA remote share and mapping stability, per configuration."""
+    levels = m.locality_levels(groups)
+    rows = []
+    for g in groups:
+        for r in m.locality_rows(g):
+            misses = [m.modeled_misses_per_rep(r, lv) for lv in levels]
+            ratios = [m.modeled_miss_ratio(r, lv) for lv in levels]
+            stability = m.mapping_stability(r)
+            remote = m.numa_remote_share(r)
+            rows.append([g.title, m.config_label(r)]
+                        + [DASH if x is None else fmt_count(x) for x in misses]
+                        + [DASH if x is None else f"{100 * x:.1f}%" for x in ratios]
+                        + [DASH if remote is None else f"{100 * remote:.1f}%",
+                           DASH if stability is None else f"{100 * stability:.1f}%"])
+    if not rows:
+        return ""
+    header = (["benchmark", "configuration"] + [f"L{lv} misses/rep" for lv in levels]
+              + [f"L{lv} miss ratio" for lv in levels] + ["NUMA remote", "mapping stability"])
+    return "\n\n".join([
+        "## Locality model",
+        "Modeled by replaying the declared footprints through one fully associative LRU per "
+        "cache of the topology (`locus-bench --locality`). Misses per repetition; miss ratio: "
+        "misses over the accesses that reached the level; NUMA remote: share of line accesses "
+        "to pages first touched from another NUMA node; mapping stability: share of leaves on "
+        f"the same worker as in the previous iteration. {DASH}: not modeled or no iterations.",
+        table(header, rows, 2)])
+
+
 def plots_section(plot_files):
     if not plot_files:
         return ""
@@ -189,5 +219,5 @@ def render(title, paths, results, groups, plot_files):
     """The whole report; plot_files is a list of (caption, path) for the images beside it."""
     sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
                 summary_section(groups), benchmarks_section(groups), breakdown_section(groups),
-                spawn_section(groups), plots_section(plot_files)]
+                spawn_section(groups), locality_section(groups), plots_section(plot_files)]
     return "\n\n".join(s for s in sections if s) + "\n"

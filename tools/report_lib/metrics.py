@@ -160,6 +160,51 @@ def spawn_overhead_ns(g, sched):
     return (one.median_s - serial.median_s) / spawns * 1e9
 
 
+def config_label(r):
+    """impl/sched/P for locus, impl/P for peers, "serial": one bar of the locality plot."""
+    if r.impl == "serial":
+        return "serial"
+    return f"{label(r)}/{r.workers}"
+
+
+def locality_rows(g):
+    """The group's verified configurations that carry a locality model, in row order."""
+    return [r for r in g.rows if r.locality and r.verified and r.reps > 0]
+
+
+def locality_levels(groups):
+    """Every cache level any configuration modeled, innermost first."""
+    return sorted({lv["level"] for g in groups for r in locality_rows(g)
+                   for lv in r.locality["levels"]})
+
+
+def modeled_misses_per_rep(r, level):
+    """Modeled misses of one cache level per repetition (the model's counts are summed over
+    the timed reps), or None when the level was not modeled for r."""
+    for lv in r.locality["levels"]:
+        if lv["level"] == level:
+            return lv["misses"] / r.reps
+    return None
+
+
+def modeled_miss_ratio(r, level):
+    for lv in r.locality["levels"]:
+        if lv["level"] == level:
+            return _ratio(lv["misses"], lv["accesses"])
+    return None
+
+
+def mapping_stability(r):
+    """Share of leaves on the same worker as in the previous iteration, or None."""
+    mapping = r.locality.get("mapping") or {}
+    return _ratio(mapping.get("leaves_same"), mapping.get("leaves_compared"))
+
+
+def numa_remote_share(r):
+    numa = r.locality.get("numa") or {}
+    return _ratio(numa.get("remote_line_accesses"), numa.get("line_accesses"))
+
+
 def worker_counts(groups):
     """All worker counts of parallel configurations, ascending (the summary's columns)."""
     return sorted({r.workers for g in groups for r in g.rows if r.impl != "serial"} | {1})

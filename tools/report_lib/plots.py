@@ -114,9 +114,34 @@ def spawn_overhead(groups, out_dir):
     return _save(fig, out_dir, "spawn_overhead.png")
 
 
+def modeled_misses(groups, out_dir):
+    """Modeled misses per repetition, one panel per benchmark, bars grouped by cache level, one
+    bar per configuration (as ADWS Fig. 18)."""
+    shown = [g for g in groups if m.locality_rows(g)]
+    if not shown:
+        return None
+    levels = m.locality_levels(shown)
+    fig, axes = _grid(len(shown))
+    for g, ax in zip(shown, axes):
+        rows = m.locality_rows(g)
+        width = 0.8 / len(rows)
+        for i, r in enumerate(rows):
+            xs = [k + (i - (len(rows) - 1) / 2) * width for k in range(len(levels))]
+            ys = [m.modeled_misses_per_rep(r, lv) or 0 for lv in levels]
+            ax.bar(xs, ys, width=width, label=m.config_label(r))
+        ax.set_xticks(range(len(levels)), [f"L{lv}" for lv in levels])
+        ax.set_title(g.title, fontsize=10)
+        ax.set_ylabel("modeled misses per repetition")
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 3))
+        ax.legend(fontsize=8)
+    fig.suptitle("locality model: misses per cache level", fontsize=11)
+    return _save(fig, out_dir, "modeled_misses.png")
+
+
 def write_all(groups, out_dir):
     """Every plot the data allows, as (caption, path) pairs in report order."""
     made = [("Speed-up over serial elision", speedup(groups, out_dir)),
             ("locus time breakdown (busy / idle / overhead)", breakdown(groups, out_dir)),
-            ("locus per-spawn overhead", spawn_overhead(groups, out_dir))]
+            ("locus per-spawn overhead", spawn_overhead(groups, out_dir)),
+            ("Modeled misses per cache level", modeled_misses(groups, out_dir))]
     return [(caption, path) for caption, path in made if path is not None]
