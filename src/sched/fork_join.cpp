@@ -159,6 +159,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = rec->group;
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
+  if (!w->plain_spawn) me->task = rec->state;  // set by the policy's on_spawn
   try {
     rec->start(rec);
   } catch (...) {
@@ -184,6 +185,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   auto* raw = static_cast<task_base*>(m->item);
   group_state* g = raw->group;
   const bool root = raw->submitted;
+  m->w->running->task = raw->state;
   std::unique_ptr<task_base> task(raw);
   try {
     task->execute();
@@ -230,7 +232,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     const suspended waiter = g->waiter;
     runtime_impl& rt = w->rt;
     const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
-    if (target == w->index || !rt.at(target).offer(g->resume)) {
+    if (target == w->index || !rt.sched->deliver(*w, target, g->resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
       return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
@@ -309,18 +311,21 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     return;
   }
   if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
+  // A queued child inherits its parent's policy state (no spawn hook decides about it).
+  task->state = w->running->task;
   queue_locally(*w, g, std::move(task));
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
   worker* w = current_worker();
+  task->state = rec.state;  // set by the policy's on_spawn
   const auto action = static_cast<spawn_decision::action>(rec.route);
   if (action == spawn_decision::action::send && rec.route_target >= 0 &&
       rec.route_target < w->rt.size() && rec.route_target != w->index) {
     task->group = &g;
     g.pending.fetch_add(1, std::memory_order_relaxed);
     task_base* raw = task.release();
-    if (w->rt.at(rec.route_target).offer(raw)) {
+    if (w->rt.sched->deliver(*w, rec.route_target, raw)) {
       w->counters.spawns.add();
       w->counters.mailbox_pushes.add();
       w->rt.wake_all_for_mailbox();

@@ -92,7 +92,7 @@ work_item* worker::find_work() {
     if (mailbox.load(std::memory_order_relaxed) != nullptr) {
       if (work_item* mail = mailbox.exchange(nullptr, std::memory_order_acq_rel)) return mail;
     }
-    if (rt.has_submitted()) {
+    if (rt.has_submitted() && rt.sched->takes_roots(*this)) {
       if (task_base* root = rt.take_submitted()) return root;
     }
     if (work_item* stolen = rt.sched->find_work(*this)) return stolen;
