@@ -170,6 +170,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     me->may_have_moved = false;
     w = current_worker();
   }
+  if (!w->plain_spawn) w->rt.sched->task_done(*w, me->task);
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
@@ -198,6 +199,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   }
   worker* w = current_worker();
   w->running->may_have_moved = false;
+  if (!w->plain_spawn) w->rt.sched->task_done(*w, w->running->task);
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
     w->enter_phase(worker::phase::busy, clock_ns());

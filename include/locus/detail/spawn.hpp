@@ -48,6 +48,7 @@ struct task_state {
   double hi;
   std::int32_t depth;
   bool set;
+  void* group;  // the policy's record of the group the task belongs to
 };
 
 struct work_item {
