@@ -165,6 +165,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = rec->group;
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
+  if (!w->plain_spawn && w->rt.hooks.spawn) me->task = rec->state;  // set by on_spawn
   try {
     rec->start(rec);
   } catch (...) {
@@ -176,6 +177,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     w = current_worker();
   }
   if constexpr (Probed) probe_task_end(*w, g);
+  if (!w->plain_spawn) w->rt.sched->task_done(*w, me->task);
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
@@ -191,6 +193,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   auto* raw = static_cast<task_base*>(m->item);
   group_state* g = raw->group;
   const bool root = raw->submitted;
+  m->w->running->task = raw->state;
   std::unique_ptr<task_base> task(raw);
   if (worker* w = m->w; w->probed) {
     probe_task_begin(*w, task->label != nullptr ? task->label : (root ? "root" : nullptr));
@@ -208,6 +211,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   w->running->may_have_moved = false;
   // Before root_done: whoever waits for the root reads the work/span totals.
   if (w->probed) probe_task_end(*w, g);
+  if (!w->plain_spawn) w->rt.sched->task_done(*w, w->running->task);
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
     w->enter_phase(worker::phase::busy, clock_ns());
@@ -243,7 +247,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     runtime_impl& rt = w->rt;
     const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
     g->resume->origin = w->index;
-    if (target == w->index || !rt.at(target).offer(g->resume)) {
+    if (target == w->index || !rt.sched->deliver(*w, target, g->resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
       if (w->trace != nullptr) {
@@ -351,11 +355,14 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   }
   if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
   if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
+  // A queued child inherits its parent's policy state (no spawn hook decides about it).
+  task->state = w->running->task;
   queue_locally(*w, g, std::move(task));
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
   worker* w = current_worker();
+  task->state = rec.state;  // set by the policy's on_spawn
   const auto action = static_cast<spawn_decision::action>(rec.route);
   if (action == spawn_decision::action::send && rec.route_target >= 0 &&
       rec.route_target < w->rt.size() && rec.route_target != w->index) {
@@ -363,7 +370,7 @@ void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_r
     task->origin = w->index;
     g.pending.fetch_add(1, std::memory_order_relaxed);
     task_base* raw = task.release();
-    if (w->rt.at(rec.route_target).offer(raw)) {
+    if (w->rt.sched->deliver(*w, rec.route_target, raw)) {
       w->counters.spawns.add();
       w->counters.mailbox_pushes.add();
       w->rt.wake_all_for_mailbox();

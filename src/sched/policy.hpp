@@ -64,6 +64,25 @@ class policy {
   // to that worker's mailbox (e.g. NUMA-WS pushing it to its place, ADWS to its owner).
   virtual int on_ready(worker& w, group_state& g);
 
+  // A task finished running (its own code; its children may still run), for policies with a
+  // spawn or group hook. `state` is the task's policy state.
+  virtual void task_done(worker& w, const task_state& state) {
+    (void)w;
+    (void)state;
+  }
+
+  // Hands `item` (a not-yet-started task the policy routed with `send`, or a resumable waiter
+  // on_ready sent away) to worker `target`. False if it cannot take it now; the core then keeps
+  // the item on `from`. Default: the target's single-entry mailbox.
+  virtual bool deliver(worker& from, int target, work_item* item);
+
+  // Whether `w` may start roots submitted from outside the runtime (ADWS: only the owner of the
+  // whole distribution range, worker 0).
+  virtual bool takes_roots(const worker& w) const noexcept {
+    (void)w;
+    return true;
+  }
+
   // An idle worker whose own deque and mailbox are empty asks for work: steal (from whom, how
   // many) or take from policy-owned queues. Returns nullptr after one round of attempts; the
   // core handles spinning, back-off and sleeping between rounds.

@@ -1,20 +1,28 @@
 #include <string>
 
 #include "sched/policy.hpp"
+#include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
 
 namespace locus::detail {
 
 std::unique_ptr<policy> make_ws_policy();
+std::unique_ptr<policy> make_adws_policy();
 
 int policy::on_ready(worker& w, group_state& g) {
   (void)g;
   return w.index;
 }
 
+bool policy::deliver(worker& from, int target, work_item* item) {
+  return from.rt.at(target).offer(item);
+}
+
 const std::vector<policy_entry>& policy_registry() {
   static const std::vector<policy_entry> entries{
       {"ws", "random work stealing, child-first, one task per steal", &make_ws_policy},
+      {"adws", "almost deterministic work stealing (single level): work hints map tasks to workers",
+       &make_adws_policy},
   };
   return entries;
 }

@@ -118,7 +118,9 @@ void runtime_impl::submit(std::unique_ptr<task_base> task) {
     submitted_.push_back(std::move(task));
     submitted_count_.fetch_add(1, std::memory_order_seq_cst);
   }
-  wake_one();
+  // Everybody: the policy may let only some workers start roots (policy::takes_roots), and a
+  // sleeper woken for a root it may not take would leave the one that may asleep.
+  wake_all();
 }
 
 task_base* runtime_impl::take_submitted() noexcept {

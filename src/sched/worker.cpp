@@ -100,7 +100,7 @@ work_item* worker::find_work() {
         return mail;
       }
     }
-    if (rt.has_submitted()) {
+    if (rt.has_submitted() && rt.sched->takes_roots(*this)) {
       if (task_base* root = rt.take_submitted()) return root;
     }
     if (work_item* stolen = rt.sched->find_work(*this)) {

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "locus/detail/spawn.hpp"
+
 namespace locus::ult {
 
 struct stack {
@@ -20,6 +22,8 @@ struct stack {
   // it started: it may be running on another worker than the one that started it.
   bool may_have_moved = false;
   stack* next_free = nullptr;
+  // The scheduler policy's state of the task running on this stack (see detail::task_state).
+  detail::task_state task{};
   std::byte* top() const noexcept { return lo + size; }
 };
 

@@ -39,12 +39,26 @@ enum class item_kind : std::uint8_t { continuation, task, resume };
 
 struct group_state;
 
+// Per-task state owned by the scheduler policy (ADWS: the task's distribution range and its
+// depth among cross-worker groups). A policy with a spawn hook sets a child's in on_spawn; the
+// core copies it onto the stack the task runs on, where the policy finds the running task's.
+// `set` is false for a root. Left uninitialised in spawn records: only a policy that sets it
+// (one with a spawn hook) reads it.
+struct task_state {
+  double lo;
+  double hi;
+  std::int32_t depth;
+  bool set;
+  void* group;  // the policy's record of the group the task belongs to
+};
+
 struct work_item {
   explicit work_item(item_kind k) noexcept : kind(k) {}
   item_kind kind;
   bool submitted = false;  // came from outside the runtime (a root): counted until it finishes
   group_state* group = nullptr;
   spawn_options options{};
+  task_state state;
 };
 
 // Lives on the parent's stack for the duration of one child-first spawn.
@@ -68,7 +82,7 @@ struct spawn_record final : work_item {
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
 struct task_base : work_item {
-  task_base() noexcept : work_item(item_kind::task) {}
+  task_base() noexcept : work_item(item_kind::task) { state = {}; }
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
   virtual ~task_base() = default;

@@ -1,0 +1,280 @@
+// ADWS deterministic task mapping (seed 000, §3.1, Fig. 5-7): with stealing off, every leaf of
+// a hinted task tree runs on the worker an independent computation of the plan predicts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "locus/locus.hpp"
+
+namespace {
+
+// A binary task tree: a leaf, or two subtrees whose work hints are their leaf counts.
+struct node {
+  int leaf_id = -1;
+  int leaves = 1;
+  std::unique_ptr<node> left, right;
+};
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ULL;
+  x ^= x >> 27;
+  x *= 0x81dadef4bc2dd44dULL;
+  return x ^ (x >> 33);
+}
+
+// `leaves` leaves; balanced halves, or a random cut when `seed` is non-zero.
+std::unique_ptr<node> build(int leaves, std::uint64_t seed, int& next_id) {
+  auto n = std::make_unique<node>();
+  n->leaves = leaves;
+  if (leaves == 1) {
+    n->leaf_id = next_id++;
+    return n;
+  }
+  int left = leaves / 2;
+  if (seed != 0) left = 1 + static_cast<int>(mix(seed) % static_cast<std::uint64_t>(leaves - 1));
+  n->left = build(left, seed == 0 ? 0 : mix(seed + 1), next_id);
+  n->right = build(leaves - left, seed == 0 ? 0 : mix(seed + 2), next_id);
+  return n;
+}
+
+// The plan, computed the way Fig. 7 states it: a child of work w, spawned while the group has
+// W work left, gets the top w / W of what is left of the range; a task runs on floor(lo).
+void predict(const node& n, double lo, double hi, int workers, std::vector<int>& where) {
+  if (n.leaf_id >= 0) {
+    where[static_cast<std::size_t>(n.leaf_id)] =
+        std::clamp(static_cast<int>(std::floor(lo)), 0, workers - 1);
+    return;
+  }
+  const double total = n.leaves;
+  const double mid = hi - (hi - lo) * (n.left->leaves / total);
+  predict(*n.left, mid, hi, workers, where);
+  predict(*n.right, lo, mid, workers, where);  // w / W = 1: the rest of the range
+}
+
+void run(const node& n, std::vector<std::atomic<int>>& ran_on) {
+  if (n.leaf_id >= 0) {
+    ran_on[static_cast<std::size_t>(n.leaf_id)] = locus::this_worker();
+    return;
+  }
+  locus::task_group tg{locus::work_hint{static_cast<double>(n.leaves)}};
+  tg.run([&] { run(*n.left, ran_on); }, locus::work_hint{static_cast<double>(n.left->leaves)});
+  tg.run([&] { run(*n.right, ran_on); }, locus::work_hint{static_cast<double>(n.right->leaves)});
+  tg.wait();
+}
+
+struct plan_case {
+  int workers;
+  const char* topology;
+  int leaves;
+  std::uint64_t seed;  // 0: balanced
+};
+
+class AdwsPlan : public ::testing::TestWithParam<plan_case> {};
+
+TEST_P(AdwsPlan, EveryLeafRunsOnItsPlannedWorkerWithStealingOff) {
+  const plan_case c = GetParam();
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  int ids = 0;
+  const auto tree = build(c.leaves, c.seed, ids);
+  std::vector<int> expected(static_cast<std::size_t>(ids));
+  predict(*tree, 0.0, c.workers, c.workers, expected);
+  locus::runtime rt{locus::options{.sched = "adws", .workers = c.workers, .topology = c.topology}};
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    std::vector<std::atomic<int>> ran_on(static_cast<std::size_t>(ids));
+    for (auto& r : ran_on) r = -1;
+    rt.exec([&] { run(*tree, ran_on); });
+    int wrong = 0;
+    for (int i = 0; i < ids; ++i) {
+      if (ran_on[static_cast<std::size_t>(i)] != expected[static_cast<std::size_t>(i)]) {
+        if (wrong++ < 5) {
+          ADD_FAILURE() << "leaf " << i << " ran on worker " << ran_on[static_cast<std::size_t>(i)]
+                        << ", planned for " << expected[static_cast<std::size_t>(i)];
+        }
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "iteration " << iteration;
+  }
+  // Every worker got leaves (the trees have more leaves than workers).
+  std::vector<int> per_worker(static_cast<std::size_t>(c.workers));
+  for (int w : expected) ++per_worker[static_cast<std::size_t>(w)];
+  EXPECT_EQ(std::count(per_worker.begin(), per_worker.end(), 0), 0);
+  for (auto s : rt.stats().total().steals_by_level) EXPECT_EQ(s, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Synthetic, AdwsPlan,
+    ::testing::Values(plan_case{4, "pack:1 l3:1(size=8MB) l2:4(size=1MB) core:1 pu:1", 64, 0},
+                      plan_case{4, "pack:1 l3:1(size=8MB) l2:4(size=1MB) core:1 pu:1", 61, 7},
+                      plan_case{16, "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1", 256, 0},
+                      plan_case{16, "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1", 200, 11},
+                      plan_case{56, "pack:2 l3:1(size=32MB) l2:28(size=1MB) core:1 pu:1", 448, 0},
+                      plan_case{56, "pack:2 l3:1(size=32MB) l2:28(size=1MB) core:1 pu:1", 500, 5}),
+    [](const auto& info) {
+      return std::to_string(info.param.workers) + "workers_" +
+             (info.param.seed == 0 ? "balanced" : "unbalanced");
+    });
+
+}  // namespace
+
+namespace {
+
+constexpr const char* synthetic16 = "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1";
+
+// Leaves that take time without taking a CPU, so that 16 workers oversubscribed on a small
+// machine all make progress as they would on 16 cores.
+void sleepy_leaf(const node& n, std::vector<std::atomic<int>>& ran_on) {
+  ran_on[static_cast<std::size_t>(n.leaf_id)] = locus::this_worker();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+void run_sleepy(const node& n, std::vector<std::atomic<int>>& ran_on) {
+  if (n.leaf_id >= 0) {
+    sleepy_leaf(n, ran_on);
+    return;
+  }
+  locus::task_group tg{locus::work_hint{static_cast<double>(n.leaves)}};
+  tg.run([&] { run_sleepy(*n.left, ran_on); },
+         locus::work_hint{static_cast<double>(n.left->leaves)});
+  tg.run([&] { run_sleepy(*n.right, ran_on); },
+         locus::work_hint{static_cast<double>(n.right->leaves)});
+  tg.wait();
+}
+
+struct placement {
+  double on_plan = 0;    // share of leaves on their planned worker, all iterations
+  double stability = 0;  // share of leaves on the same worker as in the previous iteration
+};
+
+placement measure(const char* sched, int iterations) {
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  int ids = 0;
+  const auto tree = build(256, 0, ids);
+  std::vector<int> plan(static_cast<std::size_t>(ids));
+  predict(*tree, 0.0, 16, 16, plan);
+  locus::runtime rt{locus::options{.sched = sched, .workers = 16, .topology = synthetic16}};
+  std::vector<int> previous;
+  int on_plan = 0, same = 0, compared = 0;
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<std::atomic<int>> ran_on(static_cast<std::size_t>(ids));
+    rt.exec([&] { run_sleepy(*tree, ran_on); });
+    for (int i = 0; i < ids; ++i) {
+      const int w = ran_on[static_cast<std::size_t>(i)];
+      on_plan += w == plan[static_cast<std::size_t>(i)];
+      if (!previous.empty()) {
+        same += w == previous[static_cast<std::size_t>(i)];
+        ++compared;
+      }
+    }
+    previous.assign(ran_on.begin(), ran_on.end());
+  }
+  return {static_cast<double>(on_plan) / (ids * iterations), static_cast<double>(same) / compared};
+}
+
+TEST(AdwsStealing, BalancedHintedTreeStaysOnPlanAndStableAcrossIterations) {
+  const placement adws = measure("adws", 4);
+  const placement ws = measure("ws", 4);
+  RecordProperty("adws_on_plan", std::to_string(adws.on_plan));
+  RecordProperty("adws_stability", std::to_string(adws.stability));
+  RecordProperty("ws_stability", std::to_string(ws.stability));
+  std::printf("on plan: adws %.3f ws %.3f; stability: adws %.3f ws %.3f\n", adws.on_plan,
+              ws.on_plan, adws.stability, ws.stability);
+  EXPECT_GE(adws.on_plan, 0.9);
+  EXPECT_GE(adws.stability, 0.9);
+  EXPECT_LT(ws.stability, adws.stability);
+}
+
+// Wrong, zero, huge and missing hints: every leaf runs exactly once, nothing hangs, and with
+// stealing on the work spreads over all workers even when the hints put it all on one.
+enum class hint_kind { wrong, zero, huge, none };
+
+void run_hinted(const node& n, hint_kind k, std::vector<std::atomic<int>>& ran_on,
+                std::atomic<int>& runs) {
+  if (n.leaf_id >= 0) {
+    runs.fetch_add(1);
+    sleepy_leaf(n, ran_on);
+    return;
+  }
+  auto left = [&] { run_hinted(*n.left, k, ran_on, runs); };
+  auto right = [&] { run_hinted(*n.right, k, ran_on, runs); };
+  switch (k) {
+    case hint_kind::wrong: {  // always 1 : 1, whatever the real split
+      locus::task_group tg{locus::work_hint{2.0}};
+      tg.run(left, locus::work_hint{1.0});
+      tg.run(right, locus::work_hint{1.0});
+      tg.wait();
+      break;
+    }
+    case hint_kind::zero: {
+      locus::task_group tg{locus::work_hint{0.0}};
+      tg.run(left, locus::work_hint{0.0});
+      tg.run(right, locus::work_hint{0.0});
+      tg.wait();
+      break;
+    }
+    case hint_kind::huge: {  // the children overdraw the group's total
+      locus::task_group tg{locus::work_hint{1.0}};
+      tg.run(left, locus::work_hint{1e300});
+      tg.run(right, locus::work_hint{1e300});
+      tg.wait();
+      break;
+    }
+    case hint_kind::none: {
+      locus::task_group tg;
+      tg.run(left);
+      right();
+      tg.wait();
+      break;
+    }
+  }
+}
+
+class AdwsHints : public ::testing::TestWithParam<hint_kind> {};
+
+TEST_P(AdwsHints, CorrectAndSpreadOverAllWorkers) {
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  int ids = 0;
+  const auto tree = build(200, 3, ids);  // unbalanced: the hints above are wrong for it
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 4,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) core:1 pu:1"}};
+  std::vector<std::atomic<int>> ran_on(static_cast<std::size_t>(ids));
+  std::atomic<int> runs{0};
+  rt.exec([&] { run_hinted(*tree, GetParam(), ran_on, runs); });
+  EXPECT_EQ(runs.load(), ids);
+  std::vector<int> per_worker(4);
+  for (auto& w : ran_on) {
+    ASSERT_GE(w.load(), 0);
+    ++per_worker[static_cast<std::size_t>(w.load())];
+  }
+  for (int w = 0; w < 4; ++w) EXPECT_GT(per_worker[static_cast<std::size_t>(w)], 0) << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hints, AdwsHints,
+                         ::testing::Values(hint_kind::wrong, hint_kind::zero, hint_kind::huge,
+                                           hint_kind::none),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case hint_kind::wrong:
+                               return std::string("wrong");
+                             case hint_kind::zero:
+                               return std::string("zero");
+                             case hint_kind::huge:
+                               return std::string("huge");
+                             case hint_kind::none:
+                               break;
+                           }
+                           return std::string("none");
+                         });
+
+}  // namespace
