@@ -160,7 +160,7 @@ class adws_policy final : public policy {
     const double hi = plan.hi;
     const double lo = share >= 1.0 ? plan.lo : hi - (hi - plan.lo) * share;
     plan.hi = lo;
-    child.state = {lo, hi, plan.depth, true, &plan};
+    child.state() = {lo, hi, plan.depth, true, &plan};
     // The creator goes on with the rest of the range (inline work, nested groups).
     w.running->task = {plan.lo, plan.hi, plan.depth, true, w.running->task.group};
     const int target = owner(lo);
@@ -195,7 +195,7 @@ class adws_policy final : public policy {
       return true;
     }
     worker_queues& q = *queues_[static_cast<std::size_t>(target)];
-    const auto depth = static_cast<std::size_t>(std::max(0, item->state.depth));
+    const auto depth = static_cast<std::size_t>(std::max(0, item->state().depth));
     const std::lock_guard hold(q.lock);
     if (q.by_depth.size() <= depth) q.by_depth.resize(depth + 1);
     q.by_depth[depth].push_back(item);

@@ -154,9 +154,10 @@ namespace {
 
 // A child-first child, called on its own stack by the parent's spawn. Returns to the parent
 // when the parent's continuation is still in the deque (the serial case); otherwise the child
-// ran concurrently with it and finishes like a queued task. The Probed copy also tells the
+// ran concurrently with it and finishes like a queued task. The Watched copies (policy hooks,
+// trace or work/span) also keep the policy's task state; the Probed one also tells the
 // trace and the work/span meter that the child returned.
-template <bool Probed>
+template <bool Watched, bool Probed>
 void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   ult::entered();
   auto* rec = static_cast<spawn_record*>(arg);
@@ -165,7 +166,9 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = rec->group;
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
-  if (!w->plain_spawn && w->rt.hooks.spawn) me->task = rec->state;  // set by on_spawn
+  if constexpr (Watched) {
+    if (w->rt.hooks.spawn) me->task = rec->policy_state;  // set by on_spawn
+  }
   try {
     rec->start(rec);
   } catch (...) {
@@ -177,7 +180,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     w = current_worker();
   }
   if constexpr (Probed) probe_task_end(*w, g);
-  if (!w->plain_spawn) w->rt.sched->task_done(*w, me->task);
+  if constexpr (Watched) w->rt.sched->task_done(*w, me->task);
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
@@ -193,7 +196,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   auto* raw = static_cast<task_base*>(m->item);
   group_state* g = raw->group;
   const bool root = raw->submitted;
-  m->w->running->task = raw->state;
+  m->w->running->task = raw->policy_state;
   std::unique_ptr<task_base> task(raw);
   if (worker* w = m->w; w->probed) {
     probe_task_begin(*w, task->label != nullptr ? task->label : (root ? "root" : nullptr));
@@ -281,7 +284,7 @@ namespace {
 }
 
 // The spawn itself, once it is decided that the child runs here, child-first.
-template <bool Probed>
+template <bool Watched, bool Probed>
 [[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec) {
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
@@ -291,7 +294,7 @@ template <bool Probed>
   rec.child_stack = child;
   rec.spawner = w;
   w->running = child;
-  const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry<Probed>);
+  const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry<Watched, Probed>);
   if (t.fctx == nullptr) {
     // The child found the continuation still queued and returned: we never left this worker.
     w->stacks.release(child);
@@ -306,13 +309,13 @@ template <bool Probed>
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
   if (!consult_policy(*w, rec)) return false;
   if (!w->probed) {
-    run_child_first<false>(w, rec);
+    run_child_first<true, false>(w, rec);
     return true;
   }
   // wait() then reaches finish_group, where the meter sees the join.
   if (w->workspan != nullptr) rec.group->begun = true;
   probe_task_begin(*w, label, rec.start);
-  run_child_first<true>(w, rec);
+  run_child_first<true, true>(w, rec);
   return true;
 }
 
@@ -325,7 +328,7 @@ bool spawn_child_first(spawn_record& rec) {
     return true;
   }
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  run_child_first<false>(w, rec);
+  run_child_first<false, false>(w, rec);
   return true;
 }
 
@@ -356,13 +359,13 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
   if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
   // A queued child inherits its parent's policy state (no spawn hook decides about it).
-  task->state = w->running->task;
+  task->policy_state = w->running->task;
   queue_locally(*w, g, std::move(task));
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
   worker* w = current_worker();
-  task->state = rec.state;  // set by the policy's on_spawn
+  task->policy_state = rec.policy_state;  // set by the policy's on_spawn
   const auto action = static_cast<spawn_decision::action>(rec.route);
   if (action == spawn_decision::action::send && rec.route_target >= 0 &&
       rec.route_target < w->rt.size() && rec.route_target != w->index) {

@@ -58,7 +58,10 @@ struct work_item {
   bool submitted = false;  // came from outside the runtime (a root): counted until it finishes
   group_state* group = nullptr;
   spawn_options options{};
-  task_state state;
+
+  // The policy's state for this task (a continuation or a task, not a resume item); in spawn
+  // records it comes after the fields the spawn path uses.
+  task_state& state() noexcept;
 };
 
 // Lives on the parent's stack for the duration of one child-first spawn.
@@ -78,11 +81,12 @@ struct spawn_record final : work_item {
   // Set when the policy routes this child elsewhere than child-first (see spawn_child_first).
   std::uint8_t route;
   int route_target;
+  task_state policy_state;
 };
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
 struct task_base : work_item {
-  task_base() noexcept : work_item(item_kind::task) { state = {}; }
+  task_base() noexcept : work_item(item_kind::task) {}
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
   virtual ~task_base() = default;
@@ -90,9 +94,15 @@ struct task_base : work_item {
   // Called by the core once a submitted (root) task has finished and its worker has accounted
   // for it, so that whoever waits for the root sees complete statistics.
   virtual void root_done() noexcept {}
+  task_state policy_state{};
   const char* label = nullptr;  // locus::label, for traces
   int origin = -1;              // worker that queued or sent it (trace flow arrows)
 };
+
+inline task_state& work_item::state() noexcept {
+  if (kind == item_kind::continuation) return static_cast<spawn_record*>(this)->policy_state;
+  return static_cast<task_base*>(this)->policy_state;
+}
 
 // Where runtime::exec keeps a root's outcome: in the calling thread's frame, which outlives the
 // task object.
