@@ -86,6 +86,13 @@ struct steal_range {
   bool valid = false;
 };
 
+// Group plans a worker has at hand (its own thread only).
+struct plan_cache {
+  std::vector<std::unique_ptr<group_plan>> owned;  // plans allocated here, wherever they are
+  std::vector<group_plan*> free;
+  std::uint64_t next_id = 0;
+};
+
 // Migration queues of one worker, one FIFO per depth, and the continuations sent back to it.
 struct worker_queues {
   std::mutex lock;
@@ -107,7 +114,11 @@ class adws_policy final : public policy {
     }
     workers_ = rt.size();
     queues_.clear();
-    for (int i = 0; i < workers_; ++i) queues_.push_back(std::make_unique<worker_queues>());
+    caches_.clear();
+    for (int i = 0; i < workers_; ++i) {
+      queues_.push_back(std::make_unique<worker_queues>());
+      caches_.push_back(std::make_unique<plan_cache>());
+    }
   }
 
   bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
@@ -115,7 +126,7 @@ class adws_policy final : public policy {
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
     if (!cur.set) cur = {0.0, static_cast<double>(workers_), 0, true, nullptr};  // a root
-    auto plan = std::make_unique<group_plan>();
+    group_plan* plan = take_plan(w);
     plan->lo = cur.lo;
     plan->hi = cur.hi;
     plan->hinted = g.hints.work > 0;
@@ -126,12 +137,11 @@ class adws_policy final : public policy {
     plan->creator = cur;
     plan->x = cur.lo;
     plan->y = cur.hi;
-    plan->id = next_group_.fetch_add(1, std::memory_order_relaxed) + 1;
-    g.policy_data = plan.release();
+    g.policy_data = plan;
   }
 
   void group_end(worker& w, group_state& g) override {
-    std::unique_ptr<group_plan> plan(static_cast<group_plan*>(g.policy_data));
+    auto* plan = static_cast<group_plan*>(g.policy_data);
     g.policy_data = nullptr;
     w.running->task = plan->creator;
     if (plan->dominant.load(std::memory_order_acquire)) {
@@ -141,6 +151,7 @@ class adws_policy final : public policy {
         if (q.range.valid && q.range.group == plan->id) q.range.valid = false;
       });
     }
+    caches_[static_cast<std::size_t>(w.index)]->free.push_back(plan);
   }
 
   spawn_decision on_spawn(worker& w, work_item& child) override {
@@ -219,6 +230,25 @@ class adws_policy final : public policy {
   }
 
  private:
+  // A group plan from the worker's cache (a group ends on whichever worker resumes its
+  // creator, and returns the plan to that worker's cache: no locks, no allocation per group).
+  group_plan* take_plan(worker& w) {
+    plan_cache& c = *caches_[static_cast<std::size_t>(w.index)];
+    group_plan* plan = nullptr;
+    if (!c.free.empty()) {
+      plan = c.free.back();
+      c.free.pop_back();
+    } else {
+      c.owned.push_back(std::make_unique<group_plan>());
+      plan = c.owned.back().get();
+    }
+    plan->spawned = 0;
+    plan->dominant.store(false, std::memory_order_relaxed);
+    plan->id = ++c.next_id * static_cast<std::uint64_t>(workers_) +
+               static_cast<std::uint64_t>(w.index);  // unique without a shared counter
+    return plan;
+  }
+
   // Fig. 11, lines 41-50.
   work_item* steal_within(worker& w, const steal_range& range) {
     const int first = owner(range.x);
@@ -255,7 +285,7 @@ class adws_policy final : public policy {
   template <class F>
   void for_each_dominated(const group_plan& plan, F&& f) {
     const int first = owner(plan.x);
-    const int end = std::min(workers_, static_cast<int>(std::floor(plan.y)));
+    const int end = std::min(workers_, floor_of(plan.y));
     for (int i = first; i < end; ++i) {
       worker_queues& q = *queues_[static_cast<std::size_t>(i)];
       const std::lock_guard hold(q.lock);
@@ -269,9 +299,13 @@ class adws_policy final : public policy {
     return item;
   }
 
+  // Ranges are never negative, so truncation is floor (and needs no libm call on the spawn path).
+  static int floor_of(double x) noexcept { return static_cast<int>(std::max(0.0, x)); }
+
   // The last worker whose unit interval [i, i + 1) meets a range ending at y (exclusive).
   int last_worker(double y) const noexcept {
-    const auto i = static_cast<int>(std::ceil(y)) - 1;
+    const int f = floor_of(y);
+    const int i = static_cast<double>(f) == y ? f - 1 : f;
     return std::clamp(i, 0, workers_ - 1);
   }
 
@@ -281,14 +315,14 @@ class adws_policy final : public policy {
   }
 
   int owner(double x) const noexcept {
-    const auto i = static_cast<int>(std::floor(x));
+    const int i = floor_of(x);
     return std::clamp(i, 0, workers_ - 1);
   }
 
   int workers_ = 1;
   bool steal_ = true;
-  std::atomic<std::uint64_t> next_group_{0};
   std::vector<std::unique_ptr<worker_queues>> queues_;
+  std::vector<std::unique_ptr<plan_cache>> caches_;
 };
 
 }  // namespace
