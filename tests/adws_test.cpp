@@ -132,10 +132,12 @@ namespace {
 constexpr const char* synthetic16 = "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1";
 
 // Leaves that take time without taking a CPU, so that 16 workers oversubscribed on a small
-// machine all make progress as they would on 16 cores.
+// machine all make progress as they would on 16 cores. Long enough (5 ms) that the delays of
+// an oversubscribed, sanitizer-slowed host stay small beside a worker's share (16 leaves):
+// with 2 ms leaves, TSan under a parallel ctest once gave a stability of 0.887.
 void sleepy_leaf(const node& n, std::vector<std::atomic<int>>& ran_on) {
   ran_on[static_cast<std::size_t>(n.leaf_id)] = locus::this_worker();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 void run_sleepy(const node& n, std::vector<std::atomic<int>>& ran_on) {
