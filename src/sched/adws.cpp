@@ -99,6 +99,8 @@ struct worker_queues {
   std::vector<std::deque<work_item*>> by_depth;
   std::deque<work_item*> returned;
   steal_range range;  // under `lock`
+  // Items in `by_depth` and `returned`, readable without the lock (a worker about to sleep).
+  std::atomic<int> queued{0};
 };
 
 class adws_policy final : public policy {
@@ -122,6 +124,10 @@ class adws_policy final : public policy {
   }
 
   bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
+
+  bool has_work(const worker& w) const noexcept override {
+    return queues_[static_cast<std::size_t>(w.index)]->queued.load(std::memory_order_seq_cst) > 0;
+  }
 
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
@@ -203,6 +209,7 @@ class adws_policy final : public policy {
       worker_queues& q = *queues_[static_cast<std::size_t>(target)];
       const std::lock_guard hold(q.lock);
       q.returned.push_back(item);
+      q.queued.fetch_add(1, std::memory_order_seq_cst);
       return true;
     }
     worker_queues& q = *queues_[static_cast<std::size_t>(target)];
@@ -210,6 +217,7 @@ class adws_policy final : public policy {
     const std::lock_guard hold(q.lock);
     if (q.by_depth.size() <= depth) q.by_depth.resize(depth + 1);
     q.by_depth[depth].push_back(item);
+    q.queued.fetch_add(1, std::memory_order_seq_cst);
     return true;
   }
 
@@ -218,10 +226,10 @@ class adws_policy final : public policy {
     steal_range range;
     {
       const std::lock_guard hold(q.lock);
-      if (!q.returned.empty()) return take_front(q.returned);
+      if (!q.returned.empty()) return take_front(q, q.returned);
       // Fig. 11, lines 36-38: migration queues from the top (depth 0) down, oldest first.
       for (auto& fifo : q.by_depth) {
-        if (!fifo.empty()) return take_front(fifo);
+        if (!fifo.empty()) return take_front(q, fifo);
       }
       range = q.range;
     }
@@ -267,6 +275,7 @@ class adws_policy final : public policy {
         if (!fifo.empty()) {
           work_item* item = fifo.back();
           fifo.pop_back();
+          vq.queued.fetch_sub(1, std::memory_order_relaxed);
           w.counters.steals[level].add();
           return item;
         }
@@ -293,9 +302,10 @@ class adws_policy final : public policy {
     }
   }
 
-  static work_item* take_front(std::deque<work_item*>& fifo) {
+  static work_item* take_front(worker_queues& q, std::deque<work_item*>& fifo) {
     work_item* item = fifo.front();
     fifo.pop_front();
+    q.queued.fetch_sub(1, std::memory_order_relaxed);
     return item;
   }
 

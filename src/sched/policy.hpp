@@ -76,6 +76,13 @@ class policy {
   // the item on `from`. Default: the target's single-entry mailbox.
   virtual bool deliver(worker& from, int target, work_item* item);
 
+  // Whether policy-owned queues hold work for `w`: checked by a worker about to sleep, after it
+  // has announced itself as a sleeper, so that work delivered just before is not slept through.
+  virtual bool has_work(const worker& w) const noexcept {
+    (void)w;
+    return false;
+  }
+
   // Whether `w` may start roots submitted from outside the runtime (ADWS: only the owner of the
   // whole distribution range, worker 0).
   virtual bool takes_roots(const worker& w) const noexcept {

@@ -143,7 +143,7 @@ bool runtime_impl::any_work_visible() const noexcept {
 void runtime_impl::sleep(worker& w) noexcept {
   const std::uint32_t epoch = wake_epoch_.load(std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  if (!any_work_visible() && !stopping()) {
+  if (!any_work_visible() && !sched->has_work(w) && !stopping()) {
     w.counters.sleeps.add();
     // Pushes check for sleepers without a fence (the spawn path stays cheap), so a wake-up can
     // be missed while tasks run; a short timeout bounds that. With no root running, nothing
