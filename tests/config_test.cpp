@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "fake_env.hpp"
 #include "locus/locus.hpp"
 #include "topology/topology.hpp"
 
@@ -61,19 +62,10 @@ std::string config_error_of(F&& f) {
   return {};
 }
 
-// The injected environment for resolve().
-std::map<std::string, std::string>& fake_env() {
-  static std::map<std::string, std::string> env;
-  return env;
-}
-const char* fake_getenv(const char* name) {
-  const auto it = fake_env().find(name);
-  return it == fake_env().end() ? nullptr : it->second.c_str();
-}
+// The injected environment for resolve() (tests/fake_env.hpp), with this file's policy names.
 locus::config::settings resolve_with(std::map<std::string, std::string> env,
                                      const locus::options& o = {}) {
-  fake_env() = std::move(env);
-  return locus::config::resolve(o, kScheds, &fake_getenv);
+  return locus_test::resolve_with(std::move(env), o, kScheds);
 }
 
 // The real environment: every LOCUS_* variable this file touches is cleared for the test and

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "fake_env.hpp"
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
@@ -528,19 +529,7 @@ TEST_F(LocalityRuntimeTest, ExplicitIterationsForNestedRepeats) {
 
 // ---- configuration ----------------------------------------------------------------------------
 
-std::map<std::string, std::string>& fake_env() {
-  static std::map<std::string, std::string> env;
-  return env;
-}
-const char* fake_getenv(const char* name) {
-  const auto it = fake_env().find(name);
-  return it == fake_env().end() ? nullptr : it->second.c_str();
-}
-locus::config::settings resolve_with(std::map<std::string, std::string> env,
-                                     const locus::options& o = {}) {
-  fake_env() = std::move(env);
-  return locus::config::resolve(o, {"ws"}, &fake_getenv);
-}
+using locus_test::resolve_with;
 
 std::string error_of(std::map<std::string, std::string> env, const locus::options& o = {}) {
   try {

@@ -97,10 +97,8 @@ benchmark make_ge_family(row_shape shape) {
                   " down to `cutoff` rows. Verified bit for bit against plain serial loops.";
   b.params = {
       param_spec::integer("n", "matrix order (CATS: 1024)", {"192", "1536", "2048"}, 1, 16384),
-      param_spec::integer("cutoff", "ranges of at most this many rows are leaf tasks (CATS: 8)",
-                          {"8", "8", "8"}, 1, 1 << 20),
-      param_spec::integer("seed", "splitmix64 seed of the matrix", {"1", "1", "1"}, 0,
-                          std::int64_t{1} << 62),
+      row_cutoff_param(),
+      grid_seed_param("matrix"),
   };
   b.impls = {impl::serial, impl::locus};
   b.prepare = [shape](param_values& p) -> std::unique_ptr<instance> {

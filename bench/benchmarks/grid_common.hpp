@@ -242,6 +242,31 @@ inline verdict compare_grids(const grid& got, const grid& want) {
 }
 
 // The benchmarks that share this decomposition; their -ub variants pass row_shape::unbalanced.
+// Parameters the row-split grid benchmarks share (heat, sor, ge and their -ub variants).
+inline param_spec grid_rows_param() {
+  return param_spec::integer("rows", "grid rows, boundary included (CATS: 1024 to 8192)",
+                             {"128", "1024", "8192"}, 3, 1 << 20);
+}
+inline param_spec grid_cols_param() {
+  return param_spec::integer("cols", "grid columns, boundary included (CATS: 512)",
+                             {"512", "512", "512"}, 3, 1 << 20);
+}
+inline param_spec row_cutoff_param() {
+  return param_spec::integer("cutoff", "ranges of at most this many rows are leaf tasks (CATS: 8)",
+                             {"8", "8", "8"}, 1, 1 << 20);
+}
+inline param_spec grid_seed_param(const char* what) {
+  return param_spec::integer("seed", std::string("splitmix64 seed of the ") + what, {"1", "1", "1"},
+                             0, std::int64_t{1} << 62);
+}
+// Rejects rows x cols grids above 2^28 cells (2 GiB a grid), naming the benchmark's keys.
+inline void check_grid_size(const std::string& name, const param_values& p) {
+  if (p.integer("rows") * p.integer("cols") > (std::int64_t{1} << 28)) {
+    throw usage_error("--set " + name + ".rows, " + name +
+                      ".cols: rows x cols must be at most 2^28 cells (2 GiB a grid)");
+  }
+}
+
 benchmark make_heat_family(row_shape shape);
 benchmark make_sor_family(row_shape shape);
 benchmark make_ge_family(row_shape shape);

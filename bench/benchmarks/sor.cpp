@@ -105,25 +105,16 @@ benchmark make_sor_family(row_shape shape) {
                   " down to `cutoff` rows, the same task tree every sweep. Verified bit for bit "
                   "against plain serial sweeps.";
   b.params = {
-      param_spec::integer("rows", "grid rows, boundary included (CATS: 1024 to 8192)",
-                          {"128", "1024", "8192"}, 3, 1 << 20),
-      param_spec::integer("cols", "grid columns, boundary included (CATS: 512)",
-                          {"512", "512", "512"}, 3, 1 << 20),
+      grid_rows_param(),
+      grid_cols_param(),
       param_spec::integer("iters", "iterations (a red and a black sweep each)",
                           {"10", "300", "300"}, 1, 1000000),
       param_spec::real("omega", "relaxation factor", {"1.5", "1.5", "1.5"}, 0.01, 1.99),
-      param_spec::integer("cutoff", "ranges of at most this many rows are leaf tasks (CATS: 8)",
-                          {"8", "8", "8"}, 1, 1 << 20),
-      param_spec::integer("seed", "splitmix64 seed of the initial grid", {"1", "1", "1"}, 0,
-                          std::int64_t{1} << 62),
+      row_cutoff_param(),
+      grid_seed_param("initial grid"),
   };
   b.impls = {impl::serial, impl::locus};
-  b.check = [name = b.name](const param_values& p) {
-    if (p.integer("rows") * p.integer("cols") > (std::int64_t{1} << 28)) {
-      throw usage_error("--set " + name + ".rows, " + name +
-                        ".cols: rows x cols must be at most 2^28 cells (2 GiB a grid)");
-    }
-  };
+  b.check = [name = b.name](const param_values& p) { check_grid_size(name, p); };
   b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
     check(p);
     return std::make_unique<sor_instance>(

@@ -46,7 +46,6 @@
 //   owner checks before its migration queues.
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
