@@ -1,7 +1,17 @@
-// adws: Almost Deterministic Work Stealing, single level (seed 000: Shiina & Taura, "Improving
+// adws and ml-adws: Almost Deterministic Work Stealing (seed 000: Shiina & Taura, "Improving
 // Cache Utilization of Nested Parallel Programs by Almost Deterministic Work Stealing", IEEE
 // TPDS 33(12), 2022; §3.1, Fig. 5-8: deterministic task mapping; §3.2, Fig. 10-11: stealing
-// within the topmost dominant task group).
+// within the topmost dominant task group; §5, Fig. 14-15: multi-level ADWS with cache hierarchy
+// flattening).
+//
+// Both run single-level ADWS among the units of one level of a tree of caches (multilevel.hpp):
+// adws on the tree of the memory and the workers, so that its units are the workers; ml-adws on
+// the whole tree. Ranges below are in units of the level a group is scheduled at, and a unit's
+// tasks run on its server (its first worker). A group begins at its creator's level; when its
+// size_hint fits the units its creator's range covers, Fig. 15 picks the level it is scheduled
+// at instead (the first level down whose units there no longer hold it, or the workers), and
+// ties those units to it until it ends (a group with no size_hint fits everywhere). A root task
+// is the memory's one unit, [0, 1) at level 0, so a root group always goes a level down at least.
 //
 // Every task carries a distribution range [lo, hi) over the workers; the root's is [0, P). A
 // task group divides its task's range among its children in spawn order in proportion to
@@ -37,13 +47,17 @@
 //   the task's own worker (nested groups there divide it): "run(left); right(); wait()" maps
 //   like two spawned children.
 // - The root runs on worker 0, the owner of [0, P): only worker 0 takes submitted roots.
-// - One primary queue per worker, the core's deque, instead of one per depth: a thief takes
-//   its oldest item without checking that item's depth (migration queues are by depth).
-// - A continuation that was stolen and whose children were all done before wait() goes on
-//   where it is; one that waited is resumed on its owner.
-// - A continuation sent back to its owner goes through the owner's single-entry mailbox;
-//   when that is full it waits in the owner's queue of returned continuations, which the
-//   owner checks before its migration queues.
+// - One primary queue per worker and level, the core's deque (and what it set aside when it went
+//   a level down), instead of one per depth: a thief takes its oldest item without checking
+//   that item's depth (migration queues are by depth).
+// - The continuation of a cross-worker or tied group goes back to its creator's server before
+//   the group ends, whether it waited (on_ready) or found its children done (group_end).
+// - Continuations sent back wait in the server's queue of returned continuations for their
+//   level, which it checks before its own primary and migration queues.
+// - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
+//   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
+//   group at its creator's level. Only a creator running on the server of the first unit of its
+//   range ties.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -51,15 +65,22 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "config/config.hpp"
+#include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
 
 namespace locus::detail {
 namespace {
+
+using multilevel::cache_tree;
+using multilevel::tie_record;
+using multilevel::tie_table;
+using multilevel::worker_levels;
 
 // The plan of one task group (group_state::policy_data).
 struct group_plan {
@@ -68,16 +89,18 @@ struct group_plan {
   double remaining = 0;   // work hint left
   bool hinted = false;    // the group has a work hint (else it is split 1 : 1)
   int spawned = 0;
-  int depth = 0;          // of the children
-  bool cross = false;     // created by a cross-worker task
-  int creator_owner = 0;  // owner of the task that created the group
-  task_state creator{};   // that task's state, restored when the group ends
-  std::uint64_t id = 0;   // names the group in the workers' steal ranges
+  int level = 0;           // of the tree of caches, where the children are scheduled
+  int depth = 0;           // of the children
+  bool cross = false;      // the children's range spans units
+  int creator_server = 0;  // worker that runs the creator's continuation
+  task_state creator{};    // that task's state, restored when the group ends
+  tie_record tie;          // units tied to this group
+  std::uint64_t id = 0;    // names the group in the workers' steal ranges
   std::atomic<bool> dominant{false};
 };
 
-// The topmost dominant group dominating a worker (Fig. 10), by value: groups end while
-// workers still look at their ranges.
+// The topmost dominant group dominating a worker at one level (Fig. 10), by value: groups end
+// while workers still look at their ranges.
 struct steal_range {
   double x = 0, y = 0;
   int depth = 0;
@@ -92,19 +115,18 @@ struct plan_cache {
   std::uint64_t next_id = 0;
 };
 
-// Migration queues of one worker, one FIFO per depth, and the continuations sent back to it.
+// A worker's queues of every level, and its steal range at each (under queues.lock).
 struct worker_queues {
-  std::mutex lock;
-  std::vector<std::deque<work_item*>> by_depth;
-  std::deque<work_item*> returned;
-  steal_range range;  // under `lock`
-  // Items in `by_depth` and `returned`, readable without the lock (a worker about to sleep).
-  std::atomic<int> queued{0};
+  explicit worker_queues(int levels) : queues(levels), range(static_cast<std::size_t>(levels)) {}
+  worker_levels queues;
+  std::vector<steal_range> range;
 };
 
 class adws_policy final : public policy {
  public:
-  std::string_view name() const noexcept override { return "adws"; }
+  explicit adws_policy(bool multi_level) : multi_level_(multi_level) {}
+
+  std::string_view name() const noexcept override { return multi_level_ ? "ml-adws" : "adws"; }
   policy_hooks hooks() const noexcept override {
     return {.spawn = true, .group = true, .ready = true};
   }
@@ -113,11 +135,12 @@ class adws_policy final : public policy {
     if (const char* v = std::getenv("LOCUS_ADWS_STEAL")) {
       steal_ = config::parse_bool("LOCUS_ADWS_STEAL", v);
     }
-    workers_ = rt.size();
+    tree_ = cache_tree::build(rt.topology, rt.size(), !multi_level_);
+    ties_.emplace(tree_);
     queues_.clear();
     caches_.clear();
-    for (int i = 0; i < workers_; ++i) {
-      queues_.push_back(std::make_unique<worker_queues>());
+    for (int i = 0; i < rt.size(); ++i) {
+      queues_.push_back(std::make_unique<worker_queues>(tree_.levels()));
       caches_.push_back(std::make_unique<plan_cache>());
     }
   }
@@ -125,38 +148,86 @@ class adws_policy final : public policy {
   bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
 
   bool has_work(const worker& w) const noexcept override {
-    return queues_[static_cast<std::size_t>(w.index)]->queued.load(std::memory_order_seq_cst) > 0;
+    const int level = ties_->active_level(w.index);
+    return queues_of(w.index).queues.queued[static_cast<std::size_t>(level)].load(
+               std::memory_order_seq_cst) > 0;
   }
 
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
-    if (!cur.set) cur = {0.0, static_cast<double>(workers_), 0, true, nullptr};  // a root
+    if (!cur.set) cur = {0.0, 1.0, 0, 0, true, nullptr};  // a root: the memory's one unit
     group_plan* plan = take_plan(w);
-    plan->lo = cur.lo;
-    plan->hi = cur.hi;
+    plan->creator = cur;
+    plan->creator_server = tree_.server(cur.level, owner(cur.level, cur.lo));
+    double lo = cur.lo, hi = cur.hi;
+    int level = cur.level, base_depth = cur.depth;
+    plan->tie = {};
+    if (level < tree_.leaf_level()) {
+      // Fig. 15: the units this range covers, and the level to flatten them to.
+      const int i = owner(level, lo);
+      const int j = floor_of(hi);
+      const int next = tree_.flatten_level(level, i, j, g.size_bytes);
+      const int k = std::clamp(std::max(i, j - 1), i, tree_.units(level) - 1);
+      if (next != level) {
+        const int before = ties_->active_level(w.index);
+        bool tied = false;
+        if (w.index == tree_.server(level, i) && (level == 0 || before == level)) {
+          tied = ties_->try_tie(level, i, k, next);
+        }
+        if (tied) {
+          plan->tie = {level, i, k, next};
+          const int after = ties_->active_level(w.index);
+          if (after != before) {
+            multilevel::set_aside_deque(w, queues_of(w.index).queues, before);
+            w.rt.wake_all_for_mailbox();
+          }
+          const auto [a, b] = tree_.descendants(level, i, k, next);
+          lo = a;
+          hi = b;
+          level = next;
+          base_depth = 0;
+        } else if (level == 0) {
+          // Another root holds the caches: schedule among the memory's children anyway.
+          lo = 0;
+          hi = tree_.units(1);
+          level = 1;
+          base_depth = 0;
+        }
+      }
+    }
+    plan->level = level;
+    plan->lo = plan->x = lo;
+    plan->hi = plan->y = hi;
     plan->hinted = g.hints.work > 0;
     plan->remaining = g.hints.work;
-    plan->cross = crosses_workers(cur.lo, cur.hi);
-    plan->depth = cur.depth + (plan->cross ? 1 : 0);
-    plan->creator_owner = owner(cur.lo);
-    plan->creator = cur;
-    plan->x = cur.lo;
-    plan->y = cur.hi;
+    plan->cross = crosses_units(level, lo, hi);
+    plan->depth = base_depth + (plan->cross ? 1 : 0);
+    // The creator's continuation, and children it queues without the spawn hook, belong there.
+    cur = {lo, hi, plan->depth, static_cast<std::int16_t>(level), true, cur.group};
     g.policy_data = plan;
   }
 
-  void group_end(worker& w, group_state& g) override {
+  int group_end(worker& w, group_state& g) override {
     auto* plan = static_cast<group_plan*>(g.policy_data);
+    // Fig. 7, WAIT: the continuation of a cross-worker group (and of a tied one, which unties
+    // its units on their server) goes on on its creator's server.
+    if ((plan->cross || plan->tie.active()) && w.index != plan->creator_server) {
+      return plan->creator_server;
+    }
     g.policy_data = nullptr;
     w.running->task = plan->creator;
     if (plan->dominant.load(std::memory_order_acquire)) {
       // Its workers are no longer dominated by it; an enclosing group takes over once it
       // becomes dominant in turn.
-      for_each_dominated(*plan, [&](worker_queues& q) {
-        if (q.range.valid && q.range.group == plan->id) q.range.valid = false;
+      for_each_dominated(*plan, [&](steal_range& r) {
+        if (r.valid && r.group == plan->id) r.valid = false;
       });
     }
+    if (plan->tie.active()) {
+      ties_->untie(plan->tie.level, plan->tie.first, plan->tie.last, plan->tie.to);
+    }
     caches_[static_cast<std::size_t>(w.index)]->free.push_back(plan);
+    return -1;
   }
 
   spawn_decision on_spawn(worker& w, work_item& child) override {
@@ -176,67 +247,79 @@ class adws_policy final : public policy {
     const double hi = plan.hi;
     const double lo = share >= 1.0 ? plan.lo : hi - (hi - plan.lo) * share;
     plan.hi = lo;
-    child.state() = {lo, hi, plan.depth, true, &plan};
+    const auto level = static_cast<std::int16_t>(plan.level);
+    child.state() = {lo, hi, plan.depth, level, true, &plan};
     // The creator goes on with the rest of the range (inline work, nested groups).
-    w.running->task = {plan.lo, plan.hi, plan.depth, true, w.running->task.group};
-    const int target = owner(lo);
+    w.running->task = {plan.lo, plan.hi, plan.depth, level, true, w.running->task.group};
+    const int target = tree_.server(plan.level, owner(plan.level, lo));
     if (plan.cross && target != w.index) return {spawn_decision::action::send, target};
     return {};
   }
 
   void task_done(worker& w, const task_state& t) override {
     (void)w;
-    if (!t.set || t.group == nullptr || !crosses_workers(t.lo, t.hi)) return;
+    if (!t.set || t.group == nullptr || !crosses_units(t.level, t.lo, t.hi)) return;
     // A cross-worker child finished: its group is dominant from now on.
     auto& plan = *static_cast<group_plan*>(t.group);
     if (plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
-    for_each_dominated(plan, [&](worker_queues& q) {
-      if (!q.range.valid || q.range.depth > plan.depth) {
-        q.range = {plan.x, plan.y, plan.depth, plan.id, true};
-      }
+    for_each_dominated(plan, [&](steal_range& r) {
+      if (!r.valid || r.depth > plan.depth) r = {plan.x, plan.y, plan.depth, plan.id, true};
     });
   }
 
   int on_ready(worker& w, group_state& g) override {
     const auto& plan = *static_cast<const group_plan*>(g.policy_data);
-    return plan.cross ? plan.creator_owner : w.index;
+    return plan.cross || plan.tie.active() ? plan.creator_server : w.index;
   }
 
   bool deliver(worker& from, int target, work_item* item) override {
+    (void)from;
+    worker_levels& q = queues_of(target).queues;
     if (item->kind == item_kind::resume) {
-      if (policy::deliver(from, target, item)) return true;
-      worker_queues& q = *queues_[static_cast<std::size_t>(target)];
+      // Resumed at the level its group's children were scheduled at, where the target works
+      // until the group ends.
+      const auto* plan = static_cast<const group_plan*>(item->group->policy_data);
+      const int level = plan != nullptr ? plan->level : ties_->active_level(target);
       const std::lock_guard hold(q.lock);
-      q.returned.push_back(item);
-      q.queued.fetch_add(1, std::memory_order_seq_cst);
+      q.at[static_cast<std::size_t>(level)].returned.push_back(item);
+      q.add(level);
       return true;
     }
-    worker_queues& q = *queues_[static_cast<std::size_t>(target)];
-    const auto depth = static_cast<std::size_t>(std::max(0, item->state().depth));
+    const task_state& t = item->state();
+    const auto depth = static_cast<std::size_t>(std::max(0, t.depth));
     const std::lock_guard hold(q.lock);
-    if (q.by_depth.size() <= depth) q.by_depth.resize(depth + 1);
-    q.by_depth[depth].push_back(item);
-    q.queued.fetch_add(1, std::memory_order_seq_cst);
+    auto& by_depth = q.at[static_cast<std::size_t>(t.level)].by_depth;
+    if (by_depth.size() <= depth) by_depth.resize(depth + 1);
+    by_depth[depth].push_back(item);
+    q.add(t.level);
     return true;
   }
 
   work_item* find_work(worker& w) override {
-    worker_queues& q = *queues_[static_cast<std::size_t>(w.index)];
+    const int level = ties_->active_level(w.index);
+    worker_queues& wq = queues_of(w.index);
+    worker_levels& q = wq.queues;
     steal_range range;
     {
       const std::lock_guard hold(q.lock);
-      if (!q.returned.empty()) return take_front(q, q.returned);
+      auto& mine = q.at[static_cast<std::size_t>(level)];
+      if (!mine.returned.empty()) return q.take_front(level, mine.returned);
+      if (!mine.held.empty()) return q.take_back(level, mine.held);
       // Fig. 11, lines 36-38: migration queues from the top (depth 0) down, oldest first.
-      for (auto& fifo : q.by_depth) {
-        if (!fifo.empty()) return take_front(q, fifo);
+      for (auto& fifo : mine.by_depth) {
+        if (!fifo.empty()) return q.take_front(level, fifo);
       }
-      range = q.range;
+      range = wq.range[static_cast<std::size_t>(level)];
     }
     if (!steal_ || !range.valid) return nullptr;  // Fig. 11, line 40
-    return steal_within(w, range);
+    return steal_within(w, level, range);
   }
 
  private:
+  worker_queues& queues_of(int worker) const noexcept {
+    return *queues_[static_cast<std::size_t>(worker)];
+  }
+
   // A group plan from the worker's cache (a group ends on whichever worker resumes its
   // creator, and returns the plan to that worker's cache: no locks, no allocation per group).
   group_plan* take_plan(worker& w) {
@@ -251,85 +334,79 @@ class adws_policy final : public policy {
     }
     plan->spawned = 0;
     plan->dominant.store(false, std::memory_order_relaxed);
-    plan->id = ++c.next_id * static_cast<std::uint64_t>(workers_) +
+    plan->id = ++c.next_id * static_cast<std::uint64_t>(w.rt.size()) +
                static_cast<std::uint64_t>(w.index);  // unique without a shared counter
     return plan;
   }
 
-  // Fig. 11, lines 41-50.
-  work_item* steal_within(worker& w, const steal_range& range) {
-    const int first = owner(range.x);
-    const int last = last_worker(range.y);
+  // Fig. 11, lines 41-50, among the units of `level`.
+  work_item* steal_within(worker& w, int level, const steal_range& range) {
+    const int first = owner(level, range.x);
+    const int last = last_unit(level, range.y);
     if (last <= first) return nullptr;
+    const int mine = tree_.unit_of(level, w.index);
     int victim =
         first + static_cast<int>(w.next_random() % static_cast<std::uint32_t>(last - first));
-    if (victim >= w.index) ++victim;  // a choice among first..last except w itself
+    if (victim >= mine) ++victim;  // a choice among first..last except w's own unit
     if (victim > last) return nullptr;
-    const auto level = static_cast<std::size_t>(w.rt.distance(w.index, victim));
+    const int server = tree_.server(level, victim);
+    const auto distance = static_cast<std::size_t>(w.rt.distance(w.index, server));
+    worker_levels& vq = queues_of(server).queues;
     if (victim != first) {
-      worker_queues& vq = *queues_[static_cast<std::size_t>(victim)];
       const std::lock_guard hold(vq.lock);
-      for (int d = static_cast<int>(vq.by_depth.size()) - 1; d >= range.depth; --d) {
-        auto& fifo = vq.by_depth[static_cast<std::size_t>(d)];
+      auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
+      for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
+        auto& fifo = by_depth[static_cast<std::size_t>(d)];
         if (!fifo.empty()) {
-          work_item* item = fifo.back();
-          fifo.pop_back();
-          vq.queued.fetch_sub(1, std::memory_order_relaxed);
-          w.counters.steals[level].add();
-          return item;
+          w.counters.steals[distance].add();
+          return vq.take_back(level, fifo);
         }
       }
     }
     if (victim != last) {
-      if (auto item = w.rt.at(victim).deque.steal()) {
-        w.counters.steals[level].add();
-        return *item;
+      if (work_item* item = multilevel::steal_primary(w.rt.at(server), vq, level, *ties_)) {
+        w.counters.steals[distance].add();
+        return item;
       }
     }
-    w.counters.failed_steals[level].add();
+    w.counters.failed_steals[distance].add();
     return nullptr;
   }
 
   template <class F>
   void for_each_dominated(const group_plan& plan, F&& f) {
-    const int first = owner(plan.x);
-    const int end = std::min(workers_, floor_of(plan.y));
-    for (int i = first; i < end; ++i) {
-      worker_queues& q = *queues_[static_cast<std::size_t>(i)];
-      const std::lock_guard hold(q.lock);
-      f(q);
+    const int first = owner(plan.level, plan.x);
+    const int end = std::min(tree_.units(plan.level), floor_of(plan.y));
+    for (int u = first; u < end; ++u) {
+      worker_queues& wq = queues_of(tree_.server(plan.level, u));
+      const std::lock_guard hold(wq.queues.lock);
+      f(wq.range[static_cast<std::size_t>(plan.level)]);
     }
-  }
-
-  static work_item* take_front(worker_queues& q, std::deque<work_item*>& fifo) {
-    work_item* item = fifo.front();
-    fifo.pop_front();
-    q.queued.fetch_sub(1, std::memory_order_relaxed);
-    return item;
   }
 
   // Ranges are never negative, so truncation is floor (and needs no libm call on the spawn path).
   static int floor_of(double x) noexcept { return static_cast<int>(std::max(0.0, x)); }
 
-  // The last worker whose unit interval [i, i + 1) meets a range ending at y (exclusive).
-  int last_worker(double y) const noexcept {
+  // The last unit whose interval [i, i + 1) meets a range ending at y (exclusive).
+  int last_unit(int level, double y) const noexcept {
     const int f = floor_of(y);
     const int i = static_cast<double>(f) == y ? f - 1 : f;
-    return std::clamp(i, 0, workers_ - 1);
+    return std::clamp(i, 0, tree_.units(level) - 1);
   }
 
-  // A cross-worker task or group: its range meets more than one worker's unit interval.
-  bool crosses_workers(double lo, double hi) const noexcept {
-    return hi > lo && owner(lo) != last_worker(hi);
+  // A cross-worker task or group: its range meets more than one unit's interval.
+  bool crosses_units(int level, double lo, double hi) const noexcept {
+    return hi > lo && owner(level, lo) != last_unit(level, hi);
   }
 
-  int owner(double x) const noexcept {
-    const int i = floor_of(x);
-    return std::clamp(i, 0, workers_ - 1);
+  int owner(int level, double x) const noexcept {
+    return std::clamp(floor_of(x), 0, tree_.units(level) - 1);
   }
 
-  int workers_ = 1;
+  const bool multi_level_;
   bool steal_ = true;
+  cache_tree tree_;
+  std::optional<tie_table> ties_;
   std::vector<std::unique_ptr<worker_queues>> queues_;
   std::vector<std::unique_ptr<plan_cache>> caches_;
 };
@@ -337,7 +414,11 @@ class adws_policy final : public policy {
 }  // namespace
 
 std::unique_ptr<policy> make_adws_policy() {
-  return std::make_unique<adws_policy>();
+  return std::make_unique<adws_policy>(false);
+}
+
+std::unique_ptr<policy> make_ml_adws_policy() {
+  return std::make_unique<adws_policy>(true);
 }
 
 }  // namespace locus::detail

@@ -121,10 +121,32 @@ void suspend_until_joined(worker* w, group_state& g) {
   g.pending.store(0, std::memory_order_relaxed);
 }
 
+// Moves the running task to worker `target`: parks it, as a resumable waiter of a join that
+// nobody else finishes, and the scheduler hands it to the target once its context is saved.
+void migrate_current(worker* w, group_state& g, int target) {
+  w->counters.suspensions.add();
+  w->running->may_have_moved = true;
+  group_state hop;
+  hop.policy_data = g.policy_data;  // the policy sees which group's continuation this is
+  hop.pending.store(1, std::memory_order_relaxed);  // the scheduler must not resume it itself
+  resume_item resume;
+  resume.group = &hop;
+  hop.resume = &resume;
+  switch_msg msg{what::migrating, w, w->running, &hop, nullptr, target};
+  w->running = &w->native;
+  resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
+}
+
 void finish_group(group_state& g) {
   if (g.begun) {
     worker* w = current_worker();
-    if (w != nullptr && w->rt.hooks.group) w->rt.sched->group_end(*w, g);
+    if (w != nullptr && w->rt.hooks.group) {
+      for (int target = w->rt.sched->group_end(*w, g); target >= 0 && target != w->index;
+           target = w->rt.sched->group_end(*w, g)) {
+        migrate_current(w, g, target);
+        w = current_worker();
+      }
+    }
     if (w != nullptr && w->workspan != nullptr) w->workspan->join(&g);
     g.begun = false;
   }

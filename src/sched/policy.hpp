@@ -55,9 +55,13 @@ class policy {
     (void)w;
     (void)g;
   }
-  virtual void group_end(worker& w, group_state& g) {
+  // group_end may return another worker's index: the waiting task then moves there first (the
+  // core parks it and delivers it, as a resumable waiter, to that worker) and group_end is called
+  // again on the new worker. -1 (or w's own index): the group is finished here.
+  virtual int group_end(worker& w, group_state& g) {
     (void)w;
     (void)g;
+    return -1;
   }
   // The last child of a suspended waiter finished on `w`. Return the worker index that should
   // resume the waiter: w's own index resumes it at once; another index sends the continuation

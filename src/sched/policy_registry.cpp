@@ -8,6 +8,8 @@ namespace locus::detail {
 
 std::unique_ptr<policy> make_ws_policy();
 std::unique_ptr<policy> make_adws_policy();
+std::unique_ptr<policy> make_ml_adws_policy();
+std::unique_ptr<policy> make_ml_ws_policy();
 
 int policy::on_ready(worker& w, group_state& g) {
   (void)g;
@@ -23,6 +25,14 @@ const std::vector<policy_entry>& policy_registry() {
       {"ws", "random work stealing, child-first, one task per steal", &make_ws_policy},
       {"adws", "almost deterministic work stealing (single level): work hints map tasks to workers",
        &make_adws_policy},
+      {"ml-adws",
+       "multi-level ADWS: groups whose size_hint fits a cache are tied to it, ADWS at each level, "
+       "with cache hierarchy flattening",
+       &make_ml_adws_policy},
+      {"ml-ws",
+       "multi-level work stealing: groups whose size_hint fits a cache are tied to it, random "
+       "stealing at each level",
+       &make_ml_ws_policy},
   };
   return entries;
 }

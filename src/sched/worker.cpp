@@ -170,10 +170,19 @@ work_item* worker::after_return(const ult::transfer& t) {
     stacks.release(m->stack);
     return nullptr;
   }
-  if (m->kind != switch_msg::what::parked) return nullptr;
+  if (m->kind != switch_msg::what::parked && m->kind != switch_msg::what::migrating) {
+    return nullptr;
+  }
   group_state* g = m->group;
   g->waiter = {t.fctx, m->stack};
   resume_item* resume = g->resume;
+  if (m->kind == switch_msg::what::migrating) {
+    resume->origin = index;
+    if (!rt.sched->deliver(*this, m->target, resume)) return resume;
+    counters.mailbox_pushes.add();
+    rt.wake_all_for_mailbox();
+    return nullptr;
+  }
   if (g->pending.fetch_add(group_state::waiter_flag, std::memory_order_acq_rel) == 0) {
     // Every child finished while the waiter was switching out: resume it right away.
     return resume;

@@ -60,12 +60,14 @@ struct switch_msg {
     from_scheduler,  // the scheduler resumed or started this context; save its context
     finished,        // the switching task finished: release `stack`
     parked,          // the switching task waits on `group` (to the scheduler only)
+    migrating,       // the switching task moves to worker `target` (resumed through `group`)
   };
   what kind;
   worker* w;
   ult::stack* stack = nullptr;
   group_state* group = nullptr;
   work_item* item = nullptr;
+  int target = -1;
 };
 
 class alignas(64) worker {

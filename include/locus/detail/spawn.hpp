@@ -40,7 +40,8 @@ enum class item_kind : std::uint8_t { continuation, task, resume };
 struct group_state;
 
 // Per-task state owned by the scheduler policy (ADWS: the task's distribution range and its
-// depth among cross-worker groups). A policy with a spawn hook sets a child's in on_spawn; the
+// depth among cross-worker groups; multi-level policies: the cache level it is scheduled at). A
+// policy with a spawn hook sets a child's in on_spawn; the
 // core copies it onto the stack the task runs on, where the policy finds the running task's.
 // `set` is false for a root. Left uninitialised in spawn records: only a policy that sets it
 // (one with a spawn hook) reads it.
@@ -48,6 +49,7 @@ struct task_state {
   double lo;
   double hi;
   std::int32_t depth;
+  std::int16_t level;
   bool set;
   void* group;  // the policy's record of the group the task belongs to
 };

@@ -1,0 +1,144 @@
+// Multi-level scheduling (seed 000: Shiina & Taura, IEEE TPDS 33(12), 2022; §4, Fig. 12-13) and
+// the capacity rule of cache hierarchy flattening (§5, Fig. 15): the tree of caches over the
+// workers, the caches tied to task groups, and the level each worker works at. Shared by the
+// ADWS policies (adws.cpp: adws on a tree of memory and workers only, ml-adws on the whole tree)
+// and ml-ws (ml_ws.cpp).
+//
+// Level 0 is the memory (the root, unbounded), the last level one private unit per worker, and
+// the levels between are the caches shared by more than one worker, from the outermost in. Units
+// of one level are numbered in worker order, so the units under a range of units form a range.
+//
+// Leaders (Fig. 13): the paper elects them bottom-up and moves them as groups are tied; here the
+// leader (server) of a unit is always its first worker, which is what the bottom-up election
+// gives at start-up. A worker serves the units whose first worker it is, from its topmost such
+// unit down to its private one, and works at the level of the first of them that is not tied:
+// tying a unit moves its server one level down, and untying moves it back. So that untying
+// happens on the server, the continuation of a tied group always moves to the server of the
+// tied unit before the group ends (policy::group_end returns it), where the paper lets whichever
+// worker runs the continuation become the leader. A unit holds at most one tied group (a
+// compare-and-swap); a group that cannot be tied (its unit is busy, or it does not run on the
+// unit's server) is scheduled at the level where it is.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "locus/detail/spawn.hpp"
+
+namespace locus::topo {
+class topology;
+}
+
+namespace locus::detail {
+class worker;
+}
+
+namespace locus::detail::multilevel {
+
+inline constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
+
+struct cache_unit {
+  std::size_t capacity = 0;  // bytes; `unbounded` for the memory
+  int first_worker = 0;      // the workers under it are [first_worker, last_worker)
+  int last_worker = 0;
+  int first_child = 0;  // its units one level down are [first_child, last_child)
+  int last_child = 0;
+};
+
+class cache_tree {
+ public:
+  // `flat`: memory and workers only (single-level scheduling).
+  static cache_tree build(const topo::topology& t, int workers, bool flat);
+
+  int levels() const noexcept { return static_cast<int>(units_.size()); }
+  int leaf_level() const noexcept { return levels() - 1; }
+  int units(int level) const noexcept { return static_cast<int>(units_[idx(level)].size()); }
+  const cache_unit& unit(int level, int i) const noexcept { return units_[idx(level)][idx(i)]; }
+  int unit_of(int level, int worker) const noexcept { return unit_of_[idx(level)][idx(worker)]; }
+  int server(int level, int i) const noexcept { return unit(level, i).first_worker; }
+  // The shallowest level at which `worker` serves a unit.
+  int top_level(int worker) const noexcept { return top_level_[idx(worker)]; }
+  // The units at level `to` under units [a, b] of level `from` (from <= to): [first, last).
+  std::pair<int, int> descendants(int from, int a, int b, int to) const noexcept;
+  // Total capacity of units [a, b] of `level` (saturating).
+  std::size_t capacity(int level, int a, int b) const noexcept;
+  // Fig. 15, lines 63-67: the level to schedule a group of `size` bytes at, for a distribution
+  // range whose integer parts are i and j at `level`.
+  int flatten_level(int level, int i, int j, std::size_t size) const noexcept;
+  // e.g. "memory > 2 x 2288KB > 16 x 64KB".
+  std::string describe() const;
+
+ private:
+  static std::size_t idx(int i) noexcept { return static_cast<std::size_t>(i); }
+  std::vector<std::vector<cache_unit>> units_;
+  std::vector<std::vector<int>> unit_of_;
+  std::vector<int> top_level_;
+};
+
+// Which units are tied to a group. The memory is always tied (every root group is scheduled
+// among its children) and private units never are.
+class tie_table {
+ public:
+  explicit tie_table(const cache_tree& tree);
+  // Ties units [a, b] of `level` and their descendants down to level `to` - 1, or none of them.
+  bool try_tie(int level, int a, int b, int to) noexcept;
+  void untie(int level, int a, int b, int to) noexcept;
+  bool tied(int level, int i) const noexcept;
+  // The level `worker` works at: the first unit it serves, from the top, that is not tied.
+  int active_level(int worker) const noexcept;
+
+ private:
+  const cache_tree& tree_;
+  std::vector<std::unique_ptr<std::atomic<bool>[]>> tied_;
+};
+
+// The multi-level part of a group's plan: which units it tied, so that its end unties them and
+// its continuation can be sent to their server.
+struct tie_record {
+  int level = -1;  // -1: not tied
+  int first = 0, last = 0;
+  int to = 0;  // the level its children are scheduled at
+  bool active() const noexcept { return level >= 0; }
+};
+
+// A worker's queues of one level.
+struct level_queues {
+  std::vector<std::deque<work_item*>> by_depth;  // migration queues (ADWS), by depth
+  std::deque<work_item*> returned;               // continuations sent back to this worker
+  // Primary items set aside: the deque's contents when this worker moved a level down, and
+  // items a thief took from the deque but that belong to this level. Newest at the back.
+  std::deque<work_item*> held;
+};
+
+// Per-worker queues of every level, under one lock; `queued` counts items per level for a
+// worker about to sleep.
+struct worker_levels {
+  explicit worker_levels(int levels);
+  std::mutex lock;
+  std::vector<level_queues> at;
+  std::unique_ptr<std::atomic<int>[]> queued;
+
+  void add(int level, int n = 1) noexcept {
+    queued[static_cast<std::size_t>(level)].fetch_add(n, std::memory_order_seq_cst);
+  }
+  work_item* take_front(int level, std::deque<work_item*>& q);
+  work_item* take_back(int level, std::deque<work_item*>& q);
+};
+
+// Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and
+// what it left at its old level stays stealable there.
+void set_aside_deque(worker& w, worker_levels& q, int level);
+
+// Steals from `victim`'s primary items at `level`: its held items (oldest first), then its deque
+// if it works at that level now. An item of another level taken from the deque (the victim
+// moved between the check and the steal) goes to the victim's held items of its own level.
+work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties);
+
+}  // namespace locus::detail::multilevel
