@@ -149,8 +149,7 @@ class adws_policy final : public policy {
 
   bool has_work(const worker& w) const noexcept override {
     const int level = ties_->active_level(w.index);
-    return queues_of(w.index).queues.queued[static_cast<std::size_t>(level)].load(
-               std::memory_order_seq_cst) > 0;
+    return queues_of(w.index).queues.has(level);
   }
 
   void group_begin(worker& w, group_state& g) override {
@@ -279,10 +278,7 @@ class adws_policy final : public policy {
       // Resumed at the level its group's children were scheduled at, where the target works
       // until the group ends.
       const auto* plan = static_cast<const group_plan*>(item->group->policy_data);
-      const int level = plan != nullptr ? plan->level : ties_->active_level(target);
-      const std::lock_guard hold(q.lock);
-      q.at[static_cast<std::size_t>(level)].returned.push_back(item);
-      q.add(level);
+      q.return_continuation(plan != nullptr ? plan->level : ties_->active_level(target), item);
       return true;
     }
     const task_state& t = item->state();
@@ -302,11 +298,9 @@ class adws_policy final : public policy {
     steal_range range;
     {
       const std::lock_guard hold(q.lock);
-      auto& mine = q.at[static_cast<std::size_t>(level)];
-      if (!mine.returned.empty()) return q.take_front(level, mine.returned);
-      if (!mine.held.empty()) return q.take_back(level, mine.held);
+      if (work_item* own = q.take_own(level)) return own;
       // Fig. 11, lines 36-38: migration queues from the top (depth 0) down, oldest first.
-      for (auto& fifo : mine.by_depth) {
+      for (auto& fifo : q.at[static_cast<std::size_t>(level)].by_depth) {
         if (!fifo.empty()) return q.take_front(level, fifo);
       }
       range = wq.range[static_cast<std::size_t>(level)];

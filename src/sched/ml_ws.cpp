@@ -65,8 +65,7 @@ class ml_ws_policy final : public policy {
 
   bool has_work(const worker& w) const noexcept override {
     const int level = ties_->active_level(w.index);
-    return queues_of(w.index).queued[static_cast<std::size_t>(level)].load(
-               std::memory_order_seq_cst) > 0;
+    return queues_of(w.index).has(level);
   }
 
   void group_begin(worker& w, group_state& g) override {
@@ -127,11 +126,8 @@ class ml_ws_policy final : public policy {
     (void)from;
     // Only continuations travel (to untie their group on the unit's server).
     const auto* plan = static_cast<const group_plan*>(item->group->policy_data);
-    const int level = plan != nullptr ? plan->level : ties_->active_level(target);
-    worker_levels& q = queues_of(target);
-    const std::lock_guard hold(q.lock);
-    q.at[static_cast<std::size_t>(level)].returned.push_back(item);
-    q.add(level);
+    queues_of(target).return_continuation(
+        plan != nullptr ? plan->level : ties_->active_level(target), item);
     return true;
   }
 
@@ -140,9 +136,7 @@ class ml_ws_policy final : public policy {
     worker_levels& q = queues_of(w.index);
     {
       const std::lock_guard hold(q.lock);
-      auto& mine = q.at[static_cast<std::size_t>(level)];
-      if (!mine.returned.empty()) return q.take_front(level, mine.returned);
-      if (!mine.held.empty()) return q.take_back(level, mine.held);
+      if (work_item* own = q.take_own(level)) return own;
     }
     // Random victims among the units that share this worker's unit's parent.
     const int mine = tree_.unit_of(level, w.index);

@@ -216,6 +216,19 @@ work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
   return item;
 }
 
+work_item* worker_levels::take_own(int level) {
+  auto& mine = at[static_cast<std::size_t>(level)];
+  if (!mine.returned.empty()) return take_front(level, mine.returned);
+  if (!mine.held.empty()) return take_back(level, mine.held);
+  return nullptr;
+}
+
+void worker_levels::return_continuation(int level, work_item* item) {
+  const std::lock_guard hold(lock);
+  at[static_cast<std::size_t>(level)].returned.push_back(item);
+  add(level);
+}
+
 void set_aside_deque(worker& w, worker_levels& q, int level) {
   std::vector<work_item*> newest_first;
   while (auto item = w.deque.pop()) newest_first.push_back(*item);

@@ -130,6 +130,14 @@ struct worker_levels {
   }
   work_item* take_front(int level, std::deque<work_item*>& q);
   work_item* take_back(int level, std::deque<work_item*>& q);
+  // Items of `level` waiting here (read without the lock, by a worker about to sleep).
+  bool has(int level) const noexcept {
+    return queued[static_cast<std::size_t>(level)].load(std::memory_order_seq_cst) > 0;
+  }
+  // With `lock` held: a continuation sent back at `level`, else the newest held item.
+  work_item* take_own(int level);
+  // A continuation sent back to this worker, resumed when it works at `level`.
+  void return_continuation(int level, work_item* item);
 };
 
 // Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and
