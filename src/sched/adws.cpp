@@ -24,19 +24,25 @@
 // done, resumes on its owner (Fig. 7, WAIT). Depth counts cross-worker groups from the root (§3.2):
 // a cross-worker group's children are one deeper than the task that created it.
 //
-// Stealing (§3.2): a cross-worker group becomes dominant once one of its cross-worker children
-// has finished; it dominates the workers floor(x) <= i < floor(y) of its range [x, y). A worker
-// steals only within the topmost (shallowest) dominant group that dominates it, from victims
-// floor(x)..floor(y): migration queues (not of floor(x)) deepest first down to the group's
-// depth, newest first, then the victim's deque (not of floor(y)), oldest first. An undominated
-// worker does not steal, so migrated work is not taken too early. LOCUS_ADWS_STEAL=0 turns
-// stealing off to test the deterministic plan.
+// Stealing (§3.2): a cross-worker group becomes dominant once one of its children with
+// floor(lo) != floor(hi) (the paper's cross-worker task: this includes a child that ends on a
+// unit boundary, such as [1.6, 2)) has finished; it dominates the workers floor(x) <= i <
+// floor(y) of its range [x, y). A worker steals only within the topmost (shallowest) dominant
+// group that dominates it, from victims floor(x)..ceil(y) - 1: migration queues (not of
+// floor(x)) deepest first down to the group's depth, newest first, then the victim's deque (not
+// of floor(y)), oldest first. An undominated worker does not steal, so migrated work is not
+// taken too early. A stolen task that lies on one unit is moved onto the thief's unit (its
+// range shifted), so that its descendants are planned on the thief's side. LOCUS_ADWS_STEAL=0
+// turns stealing off to test the deterministic plan.
 //
 // Choices where the paper leaves details open (tested in tests/adws_test.cpp):
-// - Ranges are half-open, so [i, i + 1) lies on worker i alone: a task is cross-worker when its
-//   range meets the unit intervals of more than one worker (the paper's floor(x) != floor(y)
-//   would call [i, i + 1) cross-worker), and the victims of a steal range [x, y) are
-//   floor(x) .. ceil(y) - 1.
+// - Ranges are half-open, so [i, i + 1) lies on worker i alone: for the mapping (which
+//   children migrate, which continuations go back, task depth) a task is cross-worker when its
+//   range meets the unit intervals of more than one worker, and the victims of a steal range
+//   [x, y) are floor(x) .. ceil(y) - 1. Dominance keeps the paper's floor(x) != floor(y): with
+//   the half-open sense a group whose last child ends on a boundary ([0, 2) on two workers,
+//   children [1.6, 2) and [0, 1.6)) would not become dominant until its whole first part was
+//   done, and the worker of its second part could never help (Fig. 19's imbalance).
 // - No group work hint (or 0): the paper's 1 : 1, as a binary fork: the first child gets the
 //   top half, the second child all the rest (or, if there is none, the creator's inline work
 //   keeps it), and further children an empty range at the creator's start (they run on the
@@ -63,12 +69,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "config/config.hpp"
+#include "sched/adws_audit.hpp"
 #include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
 #include "sched/runtime_impl.hpp"
@@ -121,6 +129,8 @@ struct worker_queues {
   worker_levels queues;
   std::vector<steal_range> range;
 };
+
+std::atomic<adws_steal_observer> steal_observer{nullptr};
 
 class adws_policy final : public policy {
  public:
@@ -257,9 +267,11 @@ class adws_policy final : public policy {
 
   void task_done(worker& w, const task_state& t) override {
     (void)w;
-    if (!t.set || t.group == nullptr || !crosses_units(t.level, t.lo, t.hi)) return;
-    // A cross-worker child finished: its group is dominant from now on.
+    if (!t.set || t.group == nullptr || !reaches_next_unit(t.lo, t.hi)) return;
+    // A cross-worker child (in §3.2's sense) of a cross-worker group finished: the group is
+    // dominant from now on.
     auto& plan = *static_cast<group_plan*>(t.group);
+    if (!plan.cross) return;
     if (plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
     for_each_dominated(plan, [&](steal_range& r) {
       if (!r.valid || r.depth > plan.depth) r = {plan.x, plan.y, plan.depth, plan.id, true};
@@ -346,25 +358,73 @@ class adws_policy final : public policy {
     const int server = tree_.server(level, victim);
     const auto distance = static_cast<std::size_t>(w.rt.distance(w.index, server));
     worker_levels& vq = queues_of(server).queues;
+    // Only tasks inside the range: at its ends a victim also holds tasks of the groups beside
+    // it (at the same depth), and a victim's one primary deque mixes depths.
+    const multilevel::steal_bounds bounds{range.x, range.y, range.depth};
     if (victim != first) {
       const std::lock_guard hold(vq.lock);
       auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
       for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
         auto& fifo = by_depth[static_cast<std::size_t>(d)];
-        if (!fifo.empty()) {
-          w.counters.steals[distance].add();
-          return vq.take_back(level, fifo);
+        for (auto it = fifo.rbegin(); it != fifo.rend(); ++it) {
+          if (!bounds.admits((*it)->state())) continue;
+          work_item* item = *it;
+          fifo.erase(std::next(it).base());
+          vq.queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+          return stolen(w, level, server, range, item, distance);
         }
       }
     }
-    if (victim != last) {
-      if (work_item* item = multilevel::steal_primary(w.rt.at(server), vq, level, *ties_)) {
-        w.counters.steals[distance].add();
-        return item;
+    // Worker floor(y)'s primary items lie beyond the range; when y is a unit boundary that
+    // worker is not in the range at all, and the last one is wholly inside it.
+    if (victim != floor_of(range.y)) {
+      if (work_item* item =
+              multilevel::steal_primary(w.rt.at(server), vq, level, *ties_, &bounds)) {
+        return stolen(w, level, server, range, item, distance);
       }
     }
     w.counters.failed_steals[distance].add();
     return nullptr;
+  }
+
+  work_item* stolen(worker& w, int level, int victim, const steal_range& range, work_item* item,
+                    std::size_t distance) const {
+    w.counters.steals[distance].add();
+    if (const auto observe = steal_observer.load(std::memory_order_relaxed)) {
+      const task_state& t = item->state();
+      observe({w.index, victim, level, t.lo, t.hi, t.depth, range.x, range.y, range.depth});
+    }
+    return adopt(level, tree_.unit_of(level, w.index), item);
+  }
+
+  // A stolen task that lies on one unit moves onto the thief's unit, so that its descendants
+  // are planned there: in ml-adws, a group it creates that fits the thief's cache is tied to
+  // and flattened onto that cache instead of staying at the steal's level on the thief alone.
+  // Tasks that span units (continuations of cross-worker groups) keep their ranges: their
+  // children still go to the units they were planned for.
+  // A stolen continuation takes the rest of its group's plan along (the group lies on the
+  // same unit: a group that spans units makes its creator's range span them too).
+  work_item* adopt(int level, int unit, work_item* item) const noexcept {
+    task_state& t = item->state();
+    if (!t.set || t.level != level || crosses_units(level, t.lo, t.hi)) return item;
+    const double shift = static_cast<double>(unit - owner(level, t.lo));
+    if (shift == 0) return item;
+    move_range(unit, shift, t.lo, t.hi);
+    if (item->kind == item_kind::continuation && item->group != nullptr &&
+        item->group->policy_data != nullptr) {
+      auto& plan = *static_cast<group_plan*>(item->group->policy_data);
+      if (!plan.cross && !plan.tie.active() && plan.level == level) {
+        move_range(unit, shift, plan.x, plan.y);
+        move_range(unit, shift, plan.lo, plan.hi);
+      }
+    }
+    return item;
+  }
+
+  static void move_range(int unit, double shift, double& lo, double& hi) noexcept {
+    lo += shift;
+    hi += shift;
+    if (lo >= unit + 1.0) lo = hi = unit;  // an empty range at the last unit's end
   }
 
   template <class F>
@@ -388,6 +448,14 @@ class adws_policy final : public policy {
     return std::clamp(i, 0, tree_.units(level) - 1);
   }
 
+  // §3.2's cross-worker task, floor(lo) != floor(hi), for dominance: a child whose range
+  // reaches the end of its owner's unit finishing means that unit's share of the group is
+  // done, so that its worker may steal within the group. (crosses_units, below, is the
+  // mapping's sense: a range on one unit alone, [i, i + 1) included, is not cross-worker.)
+  static bool reaches_next_unit(double lo, double hi) noexcept {
+    return hi > lo && floor_of(lo) != floor_of(hi);
+  }
+
   // A cross-worker task or group: its range meets more than one unit's interval.
   bool crosses_units(int level, double lo, double hi) const noexcept {
     return hi > lo && owner(level, lo) != last_unit(level, hi);
@@ -406,6 +474,10 @@ class adws_policy final : public policy {
 };
 
 }  // namespace
+
+void set_adws_steal_observer(adws_steal_observer observer) noexcept {
+  steal_observer.store(observer, std::memory_order_relaxed);
+}
 
 std::unique_ptr<policy> make_adws_policy() {
   return std::make_unique<adws_policy>(false);

@@ -11,6 +11,9 @@
 // - A thief works at one level at a time (multilevel.hpp): it steals from the servers of its
 //   sibling units, from the primary items they set aside when they went a level down (oldest
 //   first), or from their deque when they work at the thief's level.
+// - A unit with a single child (the memory above one L3) would run a group tied to it on that
+//   child's server alone; a group that fits the child is tied to the child too, and scheduled
+//   among the child's children.
 // - Spawns are child-first at every level; a tied group's continuation goes back to the tied
 //   unit's server before the group ends, so that its server unties it.
 #include <algorithm>
@@ -81,14 +84,24 @@ class ml_ws_policy final : public policy {
       const int before = ties_->active_level(w.index);
       // Fig. 13, line 55: tie the group to the unit this worker leads, if it fits.
       const bool leads = level == 0 || (before == level && plan->creator_server == w.index);
-      if (leads && g.size_bytes <= tree_.unit(level, unit).capacity &&
-          ties_->try_tie(level, unit, unit, level + 1)) {
-        plan->tie = {level, unit, unit, level + 1};
-        if (ties_->active_level(w.index) != before) {
-          multilevel::set_aside_deque(w, queues_of(w.index), before);
+      if (leads && g.size_bytes <= tree_.unit(level, unit).capacity) {
+        // Scheduling among the children of a unit that has only one would run the group on
+        // that child's server alone: a group that fits the child is tied to it as well.
+        int to = level + 1;
+        for (int u = unit; to < tree_.leaf_level(); ++to) {
+          const auto& parent = tree_.unit(to - 1, u);
+          if (parent.last_child - parent.first_child != 1) break;
+          u = parent.first_child;
+          if (g.size_bytes > tree_.unit(to, u).capacity) break;
         }
-        w.rt.wake_all_for_mailbox();  // the unit's children have work now
-        ++level;
+        if (ties_->try_tie(level, unit, unit, to)) {
+          plan->tie = {level, unit, unit, to};
+          if (ties_->active_level(w.index) != before) {
+            multilevel::set_aside_deque(w, queues_of(w.index), before);
+          }
+          w.rt.wake_all_for_mailbox();  // the unit's children have work now
+          level = to;
+        }
       }
     }
     plan->level = level;

@@ -239,20 +239,35 @@ void set_aside_deque(worker& w, worker_levels& q, int level) {
   q.add(level, static_cast<int>(newest_first.size()));
 }
 
-work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties) {
+work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
+                         const steal_bounds* bounds) {
   {
     const std::lock_guard hold(q.lock);
     auto& held = q.at[static_cast<std::size_t>(level)].held;
-    if (!held.empty()) return q.take_front(level, held);
+    for (auto it = held.begin(); it != held.end(); ++it) {
+      if (bounds == nullptr || bounds->admits((*it)->state())) {
+        work_item* item = *it;
+        held.erase(it);
+        q.queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+        return item;
+      }
+    }
   }
   if (ties.active_level(victim.index) != level) return nullptr;
   const auto item = victim.deque.steal();
   if (!item) return nullptr;
-  const int own = (*item)->state().level;
-  if (own == level || own < 0 || own >= static_cast<int>(q.at.size())) return *item;
+  const task_state& t = (*item)->state();
+  const int own = t.level;
+  const bool this_level = own == level || own < 0 || own >= static_cast<int>(q.at.size());
+  if (this_level && (bounds == nullptr || bounds->admits(t))) return *item;
   const std::lock_guard hold(q.lock);
-  q.at[static_cast<std::size_t>(own)].held.push_front(*item);
-  q.add(own);
+  if (this_level) {
+    q.at[static_cast<std::size_t>(level)].held.push_back(*item);
+    q.add(level);
+  } else {
+    q.at[static_cast<std::size_t>(own)].held.push_front(*item);
+    q.add(own);
+  }
   return nullptr;
 }
 

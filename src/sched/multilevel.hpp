@@ -144,9 +144,23 @@ struct worker_levels {
 // what it left at its old level stays stealable there.
 void set_aside_deque(worker& w, worker_levels& q, int level);
 
-// Steals from `victim`'s primary items at `level`: its held items (oldest first), then its deque
-// if it works at that level now. An item of another level taken from the deque (the victim
-// moved between the check and the steal) goes to the victim's held items of its own level.
-work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties);
+// The items a thief may take (ADWS's steal range, §3.2): tasks whose distribution range lies in
+// [x, y) and whose depth is at least `depth`.
+struct steal_bounds {
+  double x = 0, y = 0;
+  int depth = 0;
+  bool admits(const task_state& t) const noexcept {
+    return !t.set || (t.lo >= x && t.hi <= y && t.depth >= depth);
+  }
+};
+
+// Steals from `victim`'s primary items at `level`: its oldest held item that `bounds` admits
+// (any, without bounds), else its deque's oldest if it works at that level now. An item of
+// another level taken from the deque (the victim moved between the check and the steal) goes to
+// the victim's held items of its own level, one outside the bounds to the newest end of its held
+// items of this level, where the victim takes it as soon as its deque is empty: its place in
+// the victim's order of work.
+work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
+                         const steal_bounds* bounds = nullptr);
 
 }  // namespace locus::detail::multilevel

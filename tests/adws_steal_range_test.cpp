@@ -1,0 +1,118 @@
+// ADWS stealing (seed 000, §3.2, Fig. 10-11): every steal adws and ml-adws make takes a task
+// from inside the thief's current steal range (the topmost dominant group that dominates it):
+// the task's distribution range lies in the group's, its depth is at least the group's, the
+// victim is one of the group's workers and the thief is dominated by the group.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adws_tree.hpp"
+#include "locus/locus.hpp"
+#include "sched/adws_audit.hpp"
+
+namespace {
+
+using locus::detail::adws_steal_event;
+using locus_test::build;
+using locus_test::node;
+
+std::mutex events_lock;
+std::vector<adws_steal_event> events;
+
+void record(const adws_steal_event& e) {
+  const std::lock_guard hold(events_lock);
+  events.push_back(e);
+}
+
+constexpr std::size_t KB = std::size_t{1} << 10;
+
+// Every group says 1 : 1 whatever its real split (the tree is cut at random), so the plan is
+// unbalanced and workers steal. Each leaf stands for 256KB of data, so that in ml-adws the
+// groups of at most 32 leaves fit one 8MB L3 and are flattened onto it.
+void run_wrong(const node& n, std::vector<std::atomic<int>>& ran_on) {
+  if (n.leaf_id >= 0) {
+    ran_on[static_cast<std::size_t>(n.leaf_id)].fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    return;
+  }
+  locus::task_group tg{locus::work_hint{2.0},
+                       locus::size_hint{static_cast<std::size_t>(n.leaves) * 256 * KB}};
+  tg.run([&] { run_wrong(*n.left, ran_on); }, locus::work_hint{1.0});
+  tg.run([&] { run_wrong(*n.right, ran_on); }, locus::work_hint{1.0});
+  tg.wait();
+}
+
+struct steal_case {
+  const char* sched;
+  int workers;
+  const char* topology;
+  int per_l3;  // workers per L3 unit (ml-adws steals among L3s at level 1)
+};
+
+class AdwsStealRange : public ::testing::TestWithParam<steal_case> {};
+
+TEST_P(AdwsStealRange, EveryStealTakesATaskInsideTheThiefsStealRange) {
+  const steal_case c = GetParam();
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  events.clear();
+  locus::detail::set_adws_steal_observer(record);
+  int ids = 0;
+  const auto tree = build(240, 29, ids);
+  std::uint64_t counted = 0;
+  {
+    locus::runtime rt{
+        locus::options{.sched = c.sched, .workers = c.workers, .topology = c.topology}};
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      std::vector<std::atomic<int>> ran_on(static_cast<std::size_t>(ids));
+      rt.exec([&] { run_wrong(*tree, ran_on); });
+      for (int i = 0; i < ids; ++i) ASSERT_EQ(ran_on[static_cast<std::size_t>(i)].load(), 1) << i;
+    }
+    for (auto s : rt.stats().total().steals_by_level) counted += s;
+  }
+  locus::detail::set_adws_steal_observer(nullptr);
+  const std::lock_guard hold(events_lock);
+  ASSERT_GT(events.size(), 0u) << "the wrong hints made no worker steal";
+  EXPECT_EQ(events.size(), counted) << "the observer saw other steals than the statistics count";
+  // The leaf level is the workers; in ml-adws the level above it is the L3s.
+  const int leaf_level = c.per_l3 > 1 ? 2 : 1;
+  int outside = 0;
+  for (const auto& e : events) {
+    const int per_unit = e.level == leaf_level ? 1 : c.per_l3;
+    const int thief = e.thief / per_unit;
+    const int victim = e.victim / per_unit;
+    const int first = static_cast<int>(std::floor(e.x));
+    const int last = static_cast<int>(std::ceil(e.y)) - 1;
+    const bool inside = e.x <= e.lo && e.hi <= e.y && e.depth >= e.range_depth && first <= victim &&
+                        victim <= last && victim != thief && first <= thief &&
+                        thief < static_cast<int>(std::floor(e.y));
+    if (!inside && outside++ < 5) {
+      ADD_FAILURE() << "worker " << e.thief << " stole [" << e.lo << ", " << e.hi << ") depth "
+                    << e.depth << " at level " << e.level << " from worker " << e.victim
+                    << " within steal range [" << e.x << ", " << e.y << ") depth " << e.range_depth;
+    }
+  }
+  EXPECT_EQ(outside, 0) << "of " << events.size() << " steals";
+  std::printf("%s, %d workers: %zu steals, all inside the steal range\n", c.sched, c.workers,
+              events.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Synthetic, AdwsStealRange,
+    ::testing::Values(steal_case{"adws", 4, "pack:1 l3:1(size=8MB) l2:4(size=1MB) core:1 pu:1", 1},
+                      steal_case{"adws", 16, "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1", 1},
+                      steal_case{"ml-adws", 16, "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1",
+                                 8}),
+    [](const auto& info) {
+      return std::string(info.param.sched[0] == 'm' ? "ml_adws_" : "adws_") +
+             std::to_string(info.param.workers) + "workers";
+    });
+
+}  // namespace
