@@ -138,7 +138,18 @@ class adws_policy final : public policy {
 
   std::string_view name() const noexcept override { return multi_level_ ? "ml-adws" : "adws"; }
   policy_hooks hooks() const noexcept override {
-    return {.spawn = true, .group = true, .ready = true};
+    return {.spawn = true, .group = true, .ready = true, .urgent = true};
+  }
+
+  // §3.1: a continuation sent back to its owner runs at the owner's next scheduling point
+  // (here: when a child finishes, or the worker looks for work), before its own deque.
+  bool has_urgent(const worker& w) const noexcept override {
+    return queues_of(w.index).queues.has_returned();
+  }
+  work_item* take_urgent(worker& w) override {
+    worker_levels& q = queues_of(w.index).queues;
+    if (!q.has_returned()) return nullptr;
+    return q.take_returned(ties_->active_level(w.index));
   }
 
   void attach(runtime_impl& rt) override {

@@ -202,7 +202,14 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     w = current_worker();
   }
   if constexpr (Probed) probe_task_end(*w, g);
-  if constexpr (Watched) w->rt.sched->task_done(*w, me->task);
+  if constexpr (Watched) {
+    w->rt.sched->task_done(*w, me->task);
+    // Urgent work first: the parent stays queued (stealable, and popped by this worker's
+    // scheduler loop after the urgent work), as if it had been stolen.
+    if (w->rt.hooks.urgent && w->rt.sched->has_urgent(*w)) {
+      fiber_loop(complete_concurrent_child(w, g, me));
+    }
+  }
   if (auto item = w->deque.pop()) {
     if (is_own_parent(*item, rec, me)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);

@@ -218,7 +218,10 @@ work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
 
 work_item* worker_levels::take_own(int level) {
   auto& mine = at[static_cast<std::size_t>(level)];
-  if (!mine.returned.empty()) return take_front(level, mine.returned);
+  if (!mine.returned.empty()) {
+    returned.fetch_sub(1, std::memory_order_relaxed);
+    return take_front(level, mine.returned);
+  }
   if (!mine.held.empty()) return take_back(level, mine.held);
   return nullptr;
 }
@@ -227,6 +230,15 @@ void worker_levels::return_continuation(int level, work_item* item) {
   const std::lock_guard hold(lock);
   at[static_cast<std::size_t>(level)].returned.push_back(item);
   add(level);
+  returned.fetch_add(1, std::memory_order_release);
+}
+
+work_item* worker_levels::take_returned(int level) {
+  const std::lock_guard hold(lock);
+  auto& mine = at[static_cast<std::size_t>(level)].returned;
+  if (mine.empty()) return nullptr;
+  returned.fetch_sub(1, std::memory_order_relaxed);
+  return take_front(level, mine);
 }
 
 void set_aside_deque(worker& w, worker_levels& q, int level) {

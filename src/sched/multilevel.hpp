@@ -138,6 +138,13 @@ struct worker_levels {
   work_item* take_own(int level);
   // A continuation sent back to this worker, resumed when it works at `level`.
   void return_continuation(int level, work_item* item);
+  // Continuations sent back, at any level (read without the lock).
+  bool has_returned() const noexcept { return returned.load(std::memory_order_acquire) > 0; }
+  // A continuation sent back at `level` (takes the lock).
+  work_item* take_returned(int level);
+
+ private:
+  std::atomic<int> returned{0};
 };
 
 // Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and

@@ -19,9 +19,10 @@ class worker;
 class runtime_impl;
 
 struct policy_hooks {
-  bool spawn = false;  // on_spawn for every spawn
-  bool group = false;  // group_begin / group_end for every task group
-  bool ready = false;  // on_ready when a suspended waiter's last child finishes
+  bool spawn = false;   // on_spawn for every spawn
+  bool group = false;   // group_begin / group_end for every task group
+  bool ready = false;   // on_ready when a suspended waiter's last child finishes
+  bool urgent = false;  // has_urgent / take_urgent at task completion and before the deque
 };
 
 // What to do with a new child (on_spawn).
@@ -92,6 +93,19 @@ class policy {
   virtual bool takes_roots(const worker& w) const noexcept {
     (void)w;
     return true;
+  }
+
+  // Work that goes before the worker's own deque (ADWS: a cross-worker continuation sent back
+  // to its owner runs at the owner's next scheduling point, §3.1). has_urgent is asked when a
+  // child-first child finishes (true: the child's parent stays queued, and the worker goes to
+  // its scheduler loop), take_urgent at the start of each round of looking for work.
+  virtual bool has_urgent(const worker& w) const noexcept {
+    (void)w;
+    return false;
+  }
+  virtual work_item* take_urgent(worker& w) {
+    (void)w;
+    return nullptr;
   }
 
   // An idle worker whose own deque and mailbox are empty asks for work: steal (from whom, how

@@ -88,6 +88,9 @@ void worker::main_loop() {
 work_item* worker::find_work() {
   unsigned rounds = 0;
   while (!rt.stopping()) {
+    if (rt.hooks.urgent) {
+      if (work_item* item = rt.sched->take_urgent(*this)) return item;
+    }
     if (auto item = deque.pop()) {
       if ((*item)->kind == item_kind::continuation) counters.local_resumes.add();
       return *item;
