@@ -106,12 +106,14 @@ namespace {
 constexpr const char* synthetic16 = "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1";
 
 // Leaves that take time without taking a CPU, so that 16 workers oversubscribed on a small
-// machine all make progress as they would on 16 cores. Long enough (5 ms) that the delays of
-// an oversubscribed, sanitizer-slowed host stay small beside a worker's share (16 leaves):
-// with 2 ms leaves, TSan under a parallel ctest once gave a stability of 0.887.
+// machine all make progress as they would on 16 cores. Long enough (8 ms), and enough of them
+// (32 per worker), that the delays of an oversubscribed, sanitizer-slowed host stay small beside
+// a worker's share: a worker that starts late loses a leaf or two to the thieves of its
+// dominant group when the others finish (pairs of workers form one once either's half is done,
+// §3.2). With 16 leaves of 5 ms per worker, TSan gave a stability of 0.84-0.87.
 void sleepy_leaf(const node& n, std::vector<std::atomic<int>>& ran_on) {
   ran_on[static_cast<std::size_t>(n.leaf_id)] = locus::this_worker();
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(8));
 }
 
 void run_sleepy(const node& n, std::vector<std::atomic<int>>& ran_on) {
@@ -135,7 +137,7 @@ struct placement {
 placement measure(const char* sched, int iterations) {
   ::setenv("LOCUS_ADWS_STEAL", "1", 1);
   int ids = 0;
-  const auto tree = build(256, 0, ids);
+  const auto tree = build(512, 0, ids);
   std::vector<int> plan(static_cast<std::size_t>(ids));
   predict(*tree, 0.0, 16, 16, plan);
   locus::runtime rt{locus::options{.sched = sched, .workers = 16, .topology = synthetic16}};
