@@ -115,4 +115,34 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.param.workers) + "workers";
     });
 
+// §3.2: a child whose range ends on a unit boundary is a cross-worker task. On 2 workers the
+// root group's first child is [1, 2); once it finishes the group is dominant, and worker 1
+// steals from the work worker 0 does inline ([0, 1)). Were [1, 2) not counted, the group would
+// never become dominant and worker 1 would sit idle (Fig. 19's imbalance).
+TEST(AdwsDominance, ChildEndingOnAUnitBoundaryLetsItsWorkerHelp) {
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 2,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  std::atomic<int> quick_on{-1};
+  std::vector<std::atomic<int>> ran_on(64);
+  rt.exec([&] {
+    locus::task_group tg;
+    tg.run([&] { quick_on = locus::this_worker(); });
+    locus::task_group inline_work;
+    for (int i = 0; i < 64; ++i) {
+      inline_work.run([&, i] {
+        ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      });
+    }
+    inline_work.wait();
+    tg.wait();
+  });
+  EXPECT_EQ(quick_on.load(), 1);
+  int on_worker_1 = 0;
+  for (auto& w : ran_on) on_worker_1 += w.load() == 1;
+  EXPECT_GT(on_worker_1, 0) << "worker 1 never helped with worker 0's part";
+}
+
 }  // namespace

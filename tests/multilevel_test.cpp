@@ -312,4 +312,27 @@ TEST(MlAdws, RootGroupThatFitsAllCachesIsScheduledOverAllWorkers) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(ran_on[static_cast<std::size_t>(i)].load(), 15 - i);
 }
 
+// One L3 over all four workers: the memory above it has a single child. A group that fits the
+// L3 is tied through the memory to it and scheduled among the workers, rather than among the
+// memory's children, where only the L3's leader (worker 0) would work.
+TEST(MlWs, GroupFittingTheOnlyL3IsScheduledAmongItsWorkers) {
+  locus::runtime rt{locus::options{.sched = "ml-ws",
+                                   .workers = 4,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) core:1 pu:1"}};
+  std::vector<std::atomic<int>> ran_on(32);
+  rt.exec([&] {
+    locus::task_group tg{locus::size_hint{4 * MB}};
+    for (int i = 0; i < 32; ++i) {
+      tg.run([&, i] {
+        ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      });
+    }
+    tg.wait();
+  });
+  std::set<int> workers;
+  for (auto& w : ran_on) workers.insert(w.load());
+  EXPECT_GT(workers.size(), 1u) << "every leaf ran on worker " << *workers.begin();
+}
+
 }  // namespace

@@ -69,7 +69,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -377,11 +376,7 @@ class adws_policy final : public policy {
       auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
       for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
         auto& fifo = by_depth[static_cast<std::size_t>(d)];
-        for (auto it = fifo.rbegin(); it != fifo.rend(); ++it) {
-          if (!bounds.admits((*it)->state())) continue;
-          work_item* item = *it;
-          fifo.erase(std::next(it).base());
-          vq.queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+        if (work_item* item = vq.take_admitted(level, fifo, &bounds, true)) {
           return stolen(w, level, server, range, item, distance);
         }
       }
@@ -412,9 +407,9 @@ class adws_policy final : public policy {
   // are planned there: in ml-adws, a group it creates that fits the thief's cache is tied to
   // and flattened onto that cache instead of staying at the steal's level on the thief alone.
   // Tasks that span units (continuations of cross-worker groups) keep their ranges: their
-  // children still go to the units they were planned for.
-  // A stolen continuation takes the rest of its group's plan along (the group lies on the
-  // same unit: a group that spans units makes its creator's range span them too).
+  // children still go to the units they were planned for. A stolen continuation takes the rest
+  // of its group's plan along (that group lies on the same unit: a group that spans units
+  // makes its creator's range span them too).
   work_item* adopt(int level, int unit, work_item* item) const noexcept {
     task_state& t = item->state();
     if (!t.set || t.level != level || crosses_units(level, t.lo, t.hi)) return item;

@@ -1,6 +1,7 @@
 #include "sched/multilevel.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "sched/worker.hpp"
@@ -216,13 +217,36 @@ work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
   return item;
 }
 
-work_item* worker_levels::take_own(int level) {
-  auto& mine = at[static_cast<std::size_t>(level)];
-  if (!mine.returned.empty()) {
-    returned.fetch_sub(1, std::memory_order_relaxed);
-    return take_front(level, mine.returned);
+work_item* worker_levels::take_admitted(int level, std::deque<work_item*>& q,
+                                        const steal_bounds* bounds, bool from_back) {
+  const auto admitted = [bounds](work_item* item) {
+    return bounds == nullptr || bounds->admits(item->state());
+  };
+  auto it = q.end();
+  if (from_back) {
+    const auto r = std::find_if(q.rbegin(), q.rend(), admitted);
+    if (r != q.rend()) it = std::prev(r.base());
+  } else {
+    it = std::find_if(q.begin(), q.end(), admitted);
   }
-  if (!mine.held.empty()) return take_back(level, mine.held);
+  if (it == q.end()) return nullptr;
+  work_item* item = *it;
+  q.erase(it);
+  queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+  return item;
+}
+
+work_item* worker_levels::take_returned_locked(int level) {
+  auto& mine = at[static_cast<std::size_t>(level)].returned;
+  if (mine.empty()) return nullptr;
+  returned.fetch_sub(1, std::memory_order_relaxed);
+  return take_front(level, mine);
+}
+
+work_item* worker_levels::take_own(int level) {
+  if (work_item* item = take_returned_locked(level)) return item;
+  auto& held = at[static_cast<std::size_t>(level)].held;
+  if (!held.empty()) return take_back(level, held);
   return nullptr;
 }
 
@@ -235,10 +259,7 @@ void worker_levels::return_continuation(int level, work_item* item) {
 
 work_item* worker_levels::take_returned(int level) {
   const std::lock_guard hold(lock);
-  auto& mine = at[static_cast<std::size_t>(level)].returned;
-  if (mine.empty()) return nullptr;
-  returned.fetch_sub(1, std::memory_order_relaxed);
-  return take_front(level, mine);
+  return take_returned_locked(level);
 }
 
 void set_aside_deque(worker& w, worker_levels& q, int level) {
@@ -256,14 +277,7 @@ work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_
   {
     const std::lock_guard hold(q.lock);
     auto& held = q.at[static_cast<std::size_t>(level)].held;
-    for (auto it = held.begin(); it != held.end(); ++it) {
-      if (bounds == nullptr || bounds->admits((*it)->state())) {
-        work_item* item = *it;
-        held.erase(it);
-        q.queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
-        return item;
-      }
-    }
+    if (work_item* item = q.take_admitted(level, held, bounds, false)) return item;
   }
   if (ties.active_level(victim.index) != level) return nullptr;
   const auto item = victim.deque.steal();

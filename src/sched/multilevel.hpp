@@ -108,6 +108,16 @@ struct tie_record {
   bool active() const noexcept { return level >= 0; }
 };
 
+// The items a thief may take (ADWS's steal range, §3.2): tasks whose distribution range lies in
+// [x, y) and whose depth is at least `depth`.
+struct steal_bounds {
+  double x = 0, y = 0;
+  int depth = 0;
+  bool admits(const task_state& t) const noexcept {
+    return !t.set || (t.lo >= x && t.hi <= y && t.depth >= depth);
+  }
+};
+
 // A worker's queues of one level.
 struct level_queues {
   std::vector<std::deque<work_item*>> by_depth;  // migration queues (ADWS), by depth
@@ -130,6 +140,10 @@ struct worker_levels {
   }
   work_item* take_front(int level, std::deque<work_item*>& q);
   work_item* take_back(int level, std::deque<work_item*>& q);
+  // The first item of `q` that `bounds` admits (any, without bounds), from the front or the
+  // back; null if none.
+  work_item* take_admitted(int level, std::deque<work_item*>& q, const steal_bounds* bounds,
+                           bool from_back);
   // Items of `level` waiting here (read without the lock, by a worker about to sleep).
   bool has(int level) const noexcept {
     return queued[static_cast<std::size_t>(level)].load(std::memory_order_seq_cst) > 0;
@@ -144,22 +158,13 @@ struct worker_levels {
   work_item* take_returned(int level);
 
  private:
+  work_item* take_returned_locked(int level);
   std::atomic<int> returned{0};
 };
 
 // Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and
 // what it left at its old level stays stealable there.
 void set_aside_deque(worker& w, worker_levels& q, int level);
-
-// The items a thief may take (ADWS's steal range, §3.2): tasks whose distribution range lies in
-// [x, y) and whose depth is at least `depth`.
-struct steal_bounds {
-  double x = 0, y = 0;
-  int depth = 0;
-  bool admits(const task_state& t) const noexcept {
-    return !t.set || (t.lo >= x && t.hi <= y && t.depth >= depth);
-  }
-};
 
 // Steals from `victim`'s primary items at `level`: its oldest held item that `bounds` admits
 // (any, without bounds), else its deque's oldest if it works at that level now. An item of
