@@ -145,4 +145,39 @@ TEST(AdwsDominance, ChildEndingOnAUnitBoundaryLetsItsWorkerHelp) {
   EXPECT_GT(on_worker_1, 0) << "worker 1 never helped with worker 0's part";
 }
 
+// The mirror case: with 1 : 2 hints the root's child is [1.33, 2) on worker 1 and the root's
+// own inline part [0, 1.33) ends first. Reaching wait() ends a cross-worker part of the group,
+// so worker 0 must be able to help with worker 1's long child (or, if worker 1 was slow to
+// start, take the whole child from its migration queue: the root group is dominant then too).
+TEST(AdwsDominance, CreatorReachingWaitLetsItsWorkerHelp) {
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 2,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  std::atomic<int> child_on{-1};
+  std::vector<std::atomic<int>> ran_on(64);
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{3.0}};
+    tg.run(
+        [&] {
+          child_on = locus::this_worker();
+          locus::task_group leaves;
+          for (int i = 0; i < 64; ++i) {
+            leaves.run([&, i] {
+              ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            });
+          }
+          leaves.wait();
+        },
+        locus::work_hint{1.0});
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+    tg.wait();
+  });
+  int on_worker_0 = 0;
+  for (auto& w : ran_on) on_worker_0 += w.load() == 0;
+  EXPECT_GT(on_worker_0, 0) << "worker 0 never helped with worker 1's child (which began on "
+                            << "worker " << child_on.load() << ")";
+}
+
 }  // namespace

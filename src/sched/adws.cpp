@@ -26,7 +26,8 @@
 //
 // Stealing (§3.2): a cross-worker group becomes dominant once one of its children with
 // floor(lo) != floor(hi) (the paper's cross-worker task: this includes a child that ends on a
-// unit boundary, such as [1.6, 2)) has finished; it dominates the workers floor(x) <= i <
+// unit boundary, such as [1.6, 2)) has finished, or its creator's inline part with
+// floor(lo) != floor(hi) has (the creator reached wait); it dominates the workers floor(x) <= i <
 // floor(y) of its range [x, y). A worker steals only within the topmost (shallowest) dominant
 // group that dominates it, from victims floor(x)..ceil(y) - 1: migration queues (not of
 // floor(x)) deepest first down to the group's depth, newest first, then the victim's deque (not
@@ -280,12 +281,16 @@ class adws_policy final : public policy {
     if (!t.set || t.group == nullptr || !reaches_next_unit(t.lo, t.hi)) return;
     // A cross-worker child (in §3.2's sense) of a cross-worker group finished: the group is
     // dominant from now on.
-    auto& plan = *static_cast<group_plan*>(t.group);
-    if (!plan.cross) return;
-    if (plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
-    for_each_dominated(plan, [&](steal_range& r) {
-      if (!r.valid || r.depth > plan.depth) r = {plan.x, plan.y, plan.depth, plan.id, true};
-    });
+    make_dominant(*static_cast<group_plan*>(t.group));
+  }
+
+  // The creator's inline work is the group's last child ("run(left); right(); wait()" maps like
+  // two spawned children), so its end counts as a child's: with 1 : 2 hints on two workers the
+  // root's inline part [0, 1.33) ends first, and worker 0 may then help with [1.33, 2).
+  void group_wait(worker& w, group_state& g) override {
+    (void)w;
+    auto* plan = static_cast<group_plan*>(g.policy_data);
+    if (plan != nullptr && reaches_next_unit(plan->lo, plan->hi)) make_dominant(*plan);
   }
 
   int on_ready(worker& w, group_state& g) override {
@@ -431,6 +436,13 @@ class adws_policy final : public policy {
     lo += shift;
     hi += shift;
     if (lo >= unit + 1.0) lo = hi = unit;  // an empty range at the last unit's end
+  }
+
+  void make_dominant(group_plan& plan) {
+    if (!plan.cross || plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
+    for_each_dominated(plan, [&](steal_range& r) {
+      if (!r.valid || r.depth > plan.depth) r = {plan.x, plan.y, plan.depth, plan.id, true};
+    });
   }
 
   template <class F>

@@ -424,6 +424,7 @@ void wait(group_state& g) {
     finish_group(g);
     return;
   }
+  if (g.begun && w->rt.hooks.group) w->rt.sched->group_wait(*w, g);
   if (g.pending.load(std::memory_order_acquire) != 0) {
     help_with_own_tasks(g);
     if (g.pending.load(std::memory_order_acquire) != 0) suspend_until_joined(current_worker(), g);

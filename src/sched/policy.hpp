@@ -20,7 +20,7 @@ class runtime_impl;
 
 struct policy_hooks {
   bool spawn = false;   // on_spawn for every spawn
-  bool group = false;   // group_begin / group_end for every task group
+  bool group = false;   // group_begin / group_wait / group_end for every task group
   bool ready = false;   // on_ready when a suspended waiter's last child finishes
   bool urgent = false;  // has_urgent / take_urgent at task completion and before the deque
 };
@@ -53,6 +53,12 @@ class policy {
   // Task-group lifecycle: group_begin before the group's first child starts, group_end when its
   // wait() completes. Per-group state goes in group_state::policy_data.
   virtual void group_begin(worker& w, group_state& g) {
+    (void)w;
+    (void)g;
+  }
+  // The group's creator reached wait(): its own work between the spawns and the wait is done,
+  // children may still run.
+  virtual void group_wait(worker& w, group_state& g) {
     (void)w;
     (void)g;
   }
