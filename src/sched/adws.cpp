@@ -116,13 +116,6 @@ struct steal_range {
   bool valid = false;
 };
 
-// Group plans a worker has at hand (its own thread only).
-struct plan_cache {
-  std::vector<std::unique_ptr<group_plan>> owned;  // plans allocated here, wherever they are
-  std::vector<group_plan*> free;
-  std::uint64_t next_id = 0;
-};
-
 // A worker's queues of every level, and its steal range at each (under queues.lock).
 struct worker_queues {
   explicit worker_queues(int levels) : queues(levels), range(static_cast<std::size_t>(levels)) {}
@@ -159,11 +152,10 @@ class adws_policy final : public policy {
     tree_ = cache_tree::build(rt.topology, rt.size(), !multi_level_);
     ties_.emplace(tree_);
     queues_.clear();
-    caches_.clear();
     for (int i = 0; i < rt.size(); ++i) {
       queues_.push_back(std::make_unique<worker_queues>(tree_.levels()));
-      caches_.push_back(std::make_unique<plan_cache>());
     }
+    plans_.reset(rt.size());
   }
 
   bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
@@ -246,7 +238,7 @@ class adws_policy final : public policy {
     if (plan->tie.active()) {
       ties_->untie(plan->tie.level, plan->tie.first, plan->tie.last, plan->tie.to);
     }
-    caches_[static_cast<std::size_t>(w.index)]->free.push_back(plan);
+    plans_.give_back(w.index, plan);
     return -1;
   }
 
@@ -341,21 +333,11 @@ class adws_policy final : public policy {
     return *queues_[static_cast<std::size_t>(worker)];
   }
 
-  // A group plan from the worker's cache (a group ends on whichever worker resumes its
-  // creator, and returns the plan to that worker's cache: no locks, no allocation per group).
   group_plan* take_plan(worker& w) {
-    plan_cache& c = *caches_[static_cast<std::size_t>(w.index)];
-    group_plan* plan = nullptr;
-    if (!c.free.empty()) {
-      plan = c.free.back();
-      c.free.pop_back();
-    } else {
-      c.owned.push_back(std::make_unique<group_plan>());
-      plan = c.owned.back().get();
-    }
+    const auto [plan, taken] = plans_.take(w.index);
     plan->spawned = 0;
     plan->dominant.store(false, std::memory_order_relaxed);
-    plan->id = ++c.next_id * static_cast<std::uint64_t>(w.rt.size()) +
+    plan->id = taken * static_cast<std::uint64_t>(w.rt.size()) +
                static_cast<std::uint64_t>(w.index);  // unique without a shared counter
     return plan;
   }
@@ -488,7 +470,7 @@ class adws_policy final : public policy {
   cache_tree tree_;
   std::optional<tie_table> ties_;
   std::vector<std::unique_ptr<worker_queues>> queues_;
-  std::vector<std::unique_ptr<plan_cache>> caches_;
+  multilevel::plan_pool<group_plan> plans_;
 };
 
 }  // namespace

@@ -41,11 +41,6 @@ struct group_plan {
   tie_record tie;
 };
 
-struct plan_cache {
-  std::vector<std::unique_ptr<group_plan>> owned;
-  std::vector<group_plan*> free;
-};
-
 class ml_ws_policy final : public policy {
  public:
   std::string_view name() const noexcept override { return "ml-ws"; }
@@ -57,11 +52,10 @@ class ml_ws_policy final : public policy {
     tree_ = cache_tree::build(rt.topology, rt.size(), false);
     ties_.emplace(tree_);
     queues_.clear();
-    caches_.clear();
     for (int i = 0; i < rt.size(); ++i) {
       queues_.push_back(std::make_unique<worker_levels>(tree_.levels()));
-      caches_.push_back(std::make_unique<plan_cache>());
     }
+    plans_.reset(rt.size());
   }
 
   bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
@@ -74,7 +68,7 @@ class ml_ws_policy final : public policy {
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
     if (!cur.set) cur = {0.0, 1.0, 0, 0, true, nullptr};  // a root: at the memory
-    group_plan* plan = take_plan(w);
+    group_plan* plan = plans_.take(w.index).first;
     plan->creator = cur;
     plan->tie = {};
     int level = cur.level;
@@ -118,7 +112,7 @@ class ml_ws_policy final : public policy {
     if (plan->tie.active()) {
       ties_->untie(plan->tie.level, plan->tie.first, plan->tie.last, plan->tie.to);
     }
-    caches_[static_cast<std::size_t>(w.index)]->free.push_back(plan);
+    plans_.give_back(w.index, plan);
     return -1;
   }
 
@@ -179,21 +173,10 @@ class ml_ws_policy final : public policy {
     return *queues_[static_cast<std::size_t>(worker)];
   }
 
-  group_plan* take_plan(worker& w) {
-    plan_cache& c = *caches_[static_cast<std::size_t>(w.index)];
-    if (!c.free.empty()) {
-      group_plan* plan = c.free.back();
-      c.free.pop_back();
-      return plan;
-    }
-    c.owned.push_back(std::make_unique<group_plan>());
-    return c.owned.back().get();
-  }
-
   cache_tree tree_;
   std::optional<tie_table> ties_;
   std::vector<std::unique_ptr<worker_levels>> queues_;
-  std::vector<std::unique_ptr<plan_cache>> caches_;
+  multilevel::plan_pool<group_plan> plans_;
 };
 
 }  // namespace

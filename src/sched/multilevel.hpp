@@ -162,6 +162,35 @@ struct worker_levels {
   std::atomic<int> returned{0};
 };
 
+// Group plans per worker: a group ends on whichever worker resumes its creator and gives its
+// plan back to that worker's list, so that a plan costs no lock and no allocation per group.
+// Each list is touched by its own worker's thread only.
+template <class Plan>
+class plan_pool {
+ public:
+  void reset(int workers) { lists_ = std::vector<list>(static_cast<std::size_t>(workers)); }
+  // A plan, and how many this worker has taken so far (this one included).
+  std::pair<Plan*, std::uint64_t> take(int worker) {
+    list& l = lists_[static_cast<std::size_t>(worker)];
+    ++l.taken;
+    if (l.free.empty()) return {l.owned.emplace_back(std::make_unique<Plan>()).get(), l.taken};
+    Plan* plan = l.free.back();
+    l.free.pop_back();
+    return {plan, l.taken};
+  }
+  void give_back(int worker, Plan* plan) {
+    lists_[static_cast<std::size_t>(worker)].free.push_back(plan);
+  }
+
+ private:
+  struct alignas(64) list {  // one cache line or more each: workers push and pop concurrently
+    std::vector<std::unique_ptr<Plan>> owned;
+    std::vector<Plan*> free;
+    std::uint64_t taken = 0;
+  };
+  std::vector<list> lists_;
+};
+
 // Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and
 // what it left at its old level stays stealable there.
 void set_aside_deque(worker& w, worker_levels& q, int level);
