@@ -358,7 +358,7 @@ class adws_policy final : public policy {
     // Only tasks inside the range: at its ends a victim also holds tasks of the groups beside
     // it (at the same depth), and a victim's one primary deque mixes depths.
     const multilevel::steal_bounds bounds{range.x, range.y, range.depth};
-    if (victim != first) {
+    if (victim != first && vq.has(level)) {  // see steal_primary
       const std::lock_guard hold(vq.lock);
       auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
       for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {

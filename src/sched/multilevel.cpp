@@ -274,7 +274,8 @@ void set_aside_deque(worker& w, worker_levels& q, int level) {
 
 work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
                          const steal_bounds* bounds) {
-  {
+  // Checked without the lock first: idle thieves must not keep a busy victim's lock bouncing.
+  if (q.has(level)) {
     const std::lock_guard hold(q.lock);
     auto& held = q.at[static_cast<std::size_t>(level)].held;
     if (work_item* item = q.take_admitted(level, held, bounds, false)) return item;
