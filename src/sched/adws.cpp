@@ -46,10 +46,11 @@
 //   done, and the worker of its second part could never help (Fig. 19's imbalance).
 // - No group work hint (or 0): the paper's 1 : 1, as a binary fork: the first child gets the
 //   top half, the second child all the rest (or, if there is none, the creator's inline work
-//   keeps it), and further children an empty range at the creator's start (they run on the
-//   creator's owner, and stealing spreads them once the group is dominant). A child without a work
+//   keeps it), and further children an empty range at the creator's start (they run where the
+//   creator runs, and stealing spreads them once the group is dominant). A child without a work
 //   hint counts as work 1. Hints that overdraw the group's total leave later children an empty
-//   range at the boundary.
+//   range at the boundary. A child with an empty range never migrates: it runs child-first
+//   wherever it is spawned (on a thief that took its creator's continuation, say).
 // - Work a task does inline after its run() calls gets the rest of the range, which starts at
 //   the task's own worker (nested groups there divide it): "run(left); right(); wait()" maps
 //   like two spawned children.
@@ -168,6 +169,13 @@ class adws_policy final : public policy {
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
     if (!cur.set) cur = {0.0, 1.0, 0, 0, true, nullptr};  // a root: the memory's one unit
+    if (cur.level == tree_.leaf_level() && !crosses_units(cur.level, cur.lo, cur.hi)) {
+      // Within one worker: no plan (the most common group, and the one a fine-grained program
+      // creates per task). Its children stay on this worker's unit at the creator's depth, and
+      // only which unit a task lies on places it, so they share the creator's range.
+      g.policy_data = nullptr;
+      return;
+    }
     group_plan* plan = take_plan(w);
     plan->creator = cur;
     plan->creator_server = tree_.server(cur.level, owner(cur.level, cur.lo));
@@ -221,6 +229,7 @@ class adws_policy final : public policy {
 
   int group_end(worker& w, group_state& g) override {
     auto* plan = static_cast<group_plan*>(g.policy_data);
+    if (plan == nullptr) return -1;
     // Fig. 7, WAIT: the continuation of a cross-worker group (and of a tied one, which unties
     // its units on their server) goes on on its creator's server.
     if ((plan->cross || plan->tie.active()) && w.index != plan->creator_server) {
@@ -243,6 +252,11 @@ class adws_policy final : public policy {
   }
 
   spawn_decision on_spawn(worker& w, work_item& child) override {
+    if (child.group->policy_data == nullptr) {
+      child.state() = w.running->task;
+      child.state().group = nullptr;
+      return {};
+    }
     auto& plan = *static_cast<group_plan*>(child.group->policy_data);
     const double work = child.options.work > 0 ? child.options.work : 1.0;
     // Without a group hint: 1 : 1 between the first child and the rest, which then goes to the
@@ -264,7 +278,10 @@ class adws_policy final : public policy {
     // The creator goes on with the rest of the range (inline work, nested groups).
     w.running->task = {plan.lo, plan.hi, plan.depth, level, true, w.running->task.group};
     const int target = tree_.server(plan.level, owner(plan.level, lo));
-    if (plan.cross && target != w.index) return {spawn_decision::action::send, target};
+    // A child with an empty share (hints that overdraw the group's total) has no work planned
+    // anywhere: it runs where it is spawned. Sent to its nominal owner it would wait behind all
+    // of that worker's own work, and with it the group, which keeps the steal range deep.
+    if (plan.cross && target != w.index && hi > lo) return {spawn_decision::action::send, target};
     return {};
   }
 
@@ -286,8 +303,8 @@ class adws_policy final : public policy {
   }
 
   int on_ready(worker& w, group_state& g) override {
-    const auto& plan = *static_cast<const group_plan*>(g.policy_data);
-    return plan.cross || plan.tie.active() ? plan.creator_server : w.index;
+    const auto* plan = static_cast<const group_plan*>(g.policy_data);
+    return plan != nullptr && (plan->cross || plan->tie.active()) ? plan->creator_server : w.index;
   }
 
   bool deliver(worker& from, int target, work_item* item) override {

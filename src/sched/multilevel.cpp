@@ -275,11 +275,13 @@ void set_aside_deque(worker& w, worker_levels& q, int level) {
 work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
                          const steal_bounds* bounds) {
   // Checked without the lock first: idle thieves must not keep a busy victim's lock bouncing.
-  if (q.has(level)) {
-    const std::lock_guard hold(q.lock);
-    auto& held = q.at[static_cast<std::size_t>(level)].held;
-    if (work_item* item = q.take_admitted(level, held, bounds, false)) return item;
-  }
+  if (!q.has(level) && victim.deque.empty()) return nullptr;
+  // Thieves take the victim's items one at a time under its lock: deque items set aside reach
+  // its held items in the order they had in the deque (oldest first), so that the victim, which
+  // takes the newest held item first, keeps its own order of work.
+  const std::lock_guard hold(q.lock);
+  auto& held = q.at[static_cast<std::size_t>(level)].held;
+  if (work_item* item = q.take_admitted(level, held, bounds, false)) return item;
   if (ties.active_level(victim.index) != level) return nullptr;
   const auto item = victim.deque.steal();
   if (!item) return nullptr;
@@ -287,9 +289,8 @@ work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_
   const int own = t.level;
   const bool this_level = own == level || own < 0 || own >= static_cast<int>(q.at.size());
   if (this_level && (bounds == nullptr || bounds->admits(t))) return *item;
-  const std::lock_guard hold(q.lock);
   if (this_level) {
-    q.at[static_cast<std::size_t>(level)].held.push_back(*item);
+    held.push_back(*item);
     q.add(level);
   } else {
     q.at[static_cast<std::size_t>(own)].held.push_front(*item);

@@ -62,7 +62,8 @@ struct work_item {
   spawn_options options{};
 
   // The policy's state for this task (a continuation or a task, not a resume item); in spawn
-  // records it comes after the fields the spawn path uses.
+  // records it comes after the fields the spawn path uses, and is the child's until the child
+  // starts, then the parent's: the continuation's that the record then stands for.
   task_state& state() noexcept;
 };
 
