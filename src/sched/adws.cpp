@@ -401,7 +401,7 @@ class adws_policy final : public policy {
                     std::size_t distance) const {
     w.counters.steals[distance].add();
     if (const auto observe = steal_observer.load(std::memory_order_relaxed)) {
-      const task_state& t = item->state();
+      const task_state& t = queued_state(*item);
       observe({w.index, victim, level, t.lo, t.hi, t.depth, range.x, range.y, range.depth});
     }
     return adopt(level, tree_.unit_of(level, w.index), item);
@@ -415,7 +415,7 @@ class adws_policy final : public policy {
   // of its group's plan along (that group lies on the same unit: a group that spans units
   // makes its creator's range span them too).
   work_item* adopt(int level, int unit, work_item* item) const noexcept {
-    task_state& t = item->state();
+    task_state& t = queued_state(*item);
     if (!t.set || t.level != level || crosses_units(level, t.lo, t.hi)) return item;
     const double shift = static_cast<double>(unit - owner(level, t.lo));
     if (shift == 0) return item;

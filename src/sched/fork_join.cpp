@@ -188,6 +188,9 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = rec->group;
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
+  if constexpr (Watched) {
+    if (w->rt.hooks.spawn) me->task = rec->policy_state;  // set by on_spawn
+  }
   try {
     rec->start(rec);
   } catch (...) {
@@ -316,14 +319,6 @@ template <bool Watched, bool Probed>
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
   ult::stack* parent = w->running;
-  if constexpr (Watched) {
-    if (w->rt.hooks.spawn) {
-      // From here on the record stands for the parent's continuation: a thief judges it (and
-      // may move it) by the parent's state, which resuming a taken continuation restores.
-      child->task = rec.policy_state;  // set by on_spawn
-      rec.policy_state = parent->task;
-    }
-  }
   rec.parent.stack = parent;
   rec.child_stack = child;
   rec.spawner = w;

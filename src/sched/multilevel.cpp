@@ -220,7 +220,7 @@ work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
 work_item* worker_levels::take_admitted(int level, std::deque<work_item*>& q,
                                         const steal_bounds* bounds, bool from_back) {
   const auto admitted = [bounds](work_item* item) {
-    return bounds == nullptr || bounds->admits(item->state());
+    return bounds == nullptr || bounds->admits(queued_state(*item));
   };
   auto it = q.end();
   if (from_back) {
@@ -285,7 +285,7 @@ work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_
   if (ties.active_level(victim.index) != level) return nullptr;
   const auto item = victim.deque.steal();
   if (!item) return nullptr;
-  const task_state& t = (*item)->state();
+  const task_state& t = queued_state(**item);
   const int own = t.level;
   const bool this_level = own == level || own < 0 || own >= static_cast<int>(q.at.size());
   if (this_level && (bounds == nullptr || bounds->admits(t))) return *item;

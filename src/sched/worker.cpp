@@ -139,7 +139,6 @@ void worker::dispatch(work_item* item) {
         ctx = static_cast<ult::fcontext>(rec->parent.ctx);
         stk = static_cast<ult::stack*>(rec->parent.stack);
         stk->may_have_moved = true;
-        if (rt.hooks.spawn) stk->task = rec->policy_state;  // as the thief may have moved it
         break;
       }
       case item_kind::task:

@@ -137,4 +137,14 @@ class alignas(64) worker {
 // The worker the calling OS thread belongs to (nullptr on other threads).
 void set_current_worker(worker* w) noexcept;
 
+// The policy state of a queued item, as a thief judges (and may change) it: a task's own; a
+// continuation's is its parent's, kept on the parent's stack (the spawn record holds the child's,
+// copied when the child starts). Read on the steal path only, so spawns pay nothing for it.
+inline task_state& queued_state(work_item& item) noexcept {
+  if (item.kind == item_kind::continuation) {
+    return static_cast<ult::stack*>(static_cast<spawn_record&>(item).parent.stack)->task;
+  }
+  return item.state();
+}
+
 }  // namespace locus::detail

@@ -62,8 +62,8 @@ struct work_item {
   spawn_options options{};
 
   // The policy's state for this task (a continuation or a task, not a resume item); in spawn
-  // records it comes after the fields the spawn path uses, and is the child's until the child
-  // starts, then the parent's: the continuation's that the record then stands for.
+  // records it comes after the fields the spawn path uses. A queued spawn record's is its
+  // child's: the continuation's own is on the parent's stack (queued_state, sched/worker.hpp).
   task_state& state() noexcept;
 };
 
