@@ -168,11 +168,10 @@ class adws_policy final : public policy {
 
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
-    if (!cur.set) cur = {0.0, 1.0, 0, 0, true, nullptr};  // a root: the memory's one unit
-    if (cur.level == tree_.leaf_level() && !crosses_units(cur.level, cur.lo, cur.hi)) {
-      // Within one worker: no plan (the most common group, and the one a fine-grained program
-      // creates per task). Its children stay on this worker's unit at the creator's depth, and
-      // only which unit a task lies on places it, so they share the creator's range.
+    if (!cur.set) cur = state_at(0, 0.0, 1.0, 0, nullptr);  // a root: the memory's one unit
+    if (within_one_worker(cur.level, cur.lo, cur.hi)) {
+      // Reached by parent-first spawns and in traced or measured runtimes: otherwise the core
+      // spawns a quiet task's children without asking (they share its range).
       g.policy_data = nullptr;
       return;
     }
@@ -223,7 +222,7 @@ class adws_policy final : public policy {
     plan->cross = crosses_units(level, lo, hi);
     plan->depth = base_depth + (plan->cross ? 1 : 0);
     // The creator's continuation, and children it queues without the spawn hook, belong there.
-    cur = {lo, hi, plan->depth, static_cast<std::int16_t>(level), true, cur.group};
+    cur = state_at(level, lo, hi, plan->depth, cur.group);
     g.policy_data = plan;
   }
 
@@ -252,7 +251,7 @@ class adws_policy final : public policy {
   }
 
   spawn_decision on_spawn(worker& w, work_item& child) override {
-    if (child.group->policy_data == nullptr) {
+    if (child.group->policy_data == nullptr) {  // a quiet creator's group (see group_begin)
       child.state() = w.running->task;
       child.state().group = nullptr;
       return {};
@@ -273,10 +272,9 @@ class adws_policy final : public policy {
     const double hi = plan.hi;
     const double lo = share >= 1.0 ? plan.lo : hi - (hi - plan.lo) * share;
     plan.hi = lo;
-    const auto level = static_cast<std::int16_t>(plan.level);
-    child.state() = {lo, hi, plan.depth, level, true, &plan};
+    child.state() = state_at(plan.level, lo, hi, plan.depth, &plan);
     // The creator goes on with the rest of the range (inline work, nested groups).
-    w.running->task = {plan.lo, plan.hi, plan.depth, level, true, w.running->task.group};
+    w.running->task = state_at(plan.level, plan.lo, plan.hi, plan.depth, w.running->task.group);
     const int target = tree_.server(plan.level, owner(plan.level, lo));
     // A child with an empty share (hints that overdraw the group's total) has no work planned
     // anywhere: it runs where it is spawned. Sent to its nominal owner it would wait behind all
@@ -471,6 +469,19 @@ class adws_policy final : public policy {
   // mapping's sense: a range on one unit alone, [i, i + 1) included, is not cross-worker.)
   static bool reaches_next_unit(double lo, double hi) noexcept {
     return hi > lo && floor_of(lo) != floor_of(hi);
+  }
+
+  // A task that lies on one worker's unit: its groups need no plan (the most common group, and
+  // the one a fine-grained program creates per task). Their children stay on this unit at the
+  // creator's depth, and only which unit a task lies on places it, so they share the creator's
+  // range: such a task is quiet (task_state::quiet), and the core spawns them without hooks.
+  bool within_one_worker(int level, double lo, double hi) const noexcept {
+    return level == tree_.leaf_level() && !crosses_units(level, lo, hi);
+  }
+
+  task_state state_at(int level, double lo, double hi, int depth, void* group) const noexcept {
+    const bool quiet = within_one_worker(level, lo, hi);
+    return {lo, hi, depth, static_cast<std::int16_t>(level), true, quiet, group};
   }
 
   // A cross-worker task or group: its range meets more than one unit's interval.

@@ -37,6 +37,11 @@ inline worker* current_worker_here() noexcept {
 
 using what = switch_msg::what;
 
+// What a child-first child owes the scheduler policy: nothing (no hooks, or none that apply to
+// spawns); its state from on_spawn, task_done and urgent work; or, for a child of a quiet task
+// (task_state::quiet), its parent's state and urgent work.
+enum class watch : std::uint8_t { none, hooks, inherited };
+
 // Only policies with group hooks mark a group as begun; for the others wait() stays inline.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun = true;
@@ -138,6 +143,7 @@ void migrate_current(worker* w, group_state& g, int target) {
 }
 
 void finish_group(group_state& g) {
+  g.quiet = false;  // a reused group decides again
   if (g.begun) {
     worker* w = current_worker();
     if (w != nullptr && w->rt.hooks.group) {
@@ -176,10 +182,10 @@ namespace {
 
 // A child-first child, called on its own stack by the parent's spawn. Returns to the parent
 // when the parent's continuation is still in the deque (the serial case); otherwise the child
-// ran concurrently with it and finishes like a queued task. The Watched copies (policy hooks,
+// ran concurrently with it and finishes like a queued task. The watched copies (policy hooks,
 // trace or work/span) also keep the policy's task state; the Probed one also tells the
 // trace and the work/span meter that the child returned.
-template <bool Watched, bool Probed>
+template <watch Watched, bool Probed>
 void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   ult::entered();
   auto* rec = static_cast<spawn_record*>(arg);
@@ -188,7 +194,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   group_state* g = rec->group;
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
-  if constexpr (Watched) {
+  if constexpr (Watched == watch::hooks) {
     if (w->rt.hooks.spawn) me->task = rec->policy_state;  // set by on_spawn
   }
   try {
@@ -202,8 +208,8 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     w = current_worker();
   }
   if constexpr (Probed) probe_task_end(*w, g);
-  if constexpr (Watched) {
-    w->rt.sched->task_done(*w, me->task);
+  if constexpr (Watched != watch::none) {
+    if constexpr (Watched == watch::hooks) w->rt.sched->task_done(*w, me->task);
     // Urgent work first: the parent stays queued (stealable, and popped by this worker's
     // scheduler loop after the urgent work), as if it had been stolen.
     if (w->rt.hooks.urgent && w->rt.sched->has_urgent(*w)) {
@@ -277,7 +283,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     // Last child of a parked waiter: hand this worker over to it.
     const suspended waiter = g->waiter;
     runtime_impl& rt = w->rt;
-    const int target = rt.hooks.ready ? rt.sched->on_ready(*w, *g) : w->index;
+    const int target = rt.hooks.ready && !g->quiet ? rt.sched->on_ready(*w, *g) : w->index;
     g->resume->origin = w->index;
     if (target == w->index || !rt.sched->deliver(*w, target, g->resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
@@ -312,13 +318,26 @@ namespace {
   return true;
 }
 
+// Whether `g`'s children need no policy hooks (task_state::quiet): decided at its first spawn,
+// by its creator's state then, unless its hooks have begun.
+inline bool quiet_group(const worker& w, group_state& g) noexcept {
+  if (g.quiet) return true;
+  if (g.begun || !w.rt.hooks.spawn || !w.running->task.quiet) return false;
+  g.quiet = true;
+  return true;
+}
+
 // The spawn itself, once it is decided that the child runs here, child-first.
-template <bool Watched, bool Probed>
+template <watch Watched, bool Probed>
 [[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec) {
   w->counters.spawns.add();
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
   ult::stack* parent = w->running;
+  if constexpr (Watched == watch::inherited) {
+    child->task = parent->task;
+    child->task.group = nullptr;
+  }
   rec.parent.stack = parent;
   rec.child_stack = child;
   rec.spawner = w;
@@ -335,16 +354,21 @@ template <bool Watched, bool Probed>
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
 // pays one byte test for all of them.
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
-  const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
-  if (!consult_policy(*w, rec)) return false;
   if (!w->probed) {
-    run_child_first<true, false>(w, rec);
+    if (quiet_group(*w, *rec.group)) {
+      run_child_first<watch::inherited, false>(w, rec);
+      return true;
+    }
+    if (!consult_policy(*w, rec)) return false;
+    run_child_first<watch::hooks, false>(w, rec);
     return true;
   }
+  const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
+  if (!consult_policy(*w, rec)) return false;
   // wait() then reaches finish_group, where the meter sees the join.
   if (w->workspan != nullptr) rec.group->begun = true;
   probe_task_begin(*w, label, rec.start);
-  run_child_first<true, true>(w, rec);
+  run_child_first<watch::hooks, true>(w, rec);
   return true;
 }
 
@@ -357,7 +381,7 @@ bool spawn_child_first(spawn_record& rec) {
     return true;
   }
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  run_child_first<false, false>(w, rec);
+  run_child_first<watch::none, false>(w, rec);
   return true;
 }
 
@@ -385,7 +409,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     default_runtime().impl().submit(std::move(task));
     return;
   }
-  if (w->rt.hooks.group && !g.begun) begin_group(*w, g);
+  if (w->rt.hooks.group && !g.begun && !g.quiet) begin_group(*w, g);
   if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
   // A queued child inherits its parent's policy state (no spawn hook decides about it).
   task->policy_state = w->running->task;

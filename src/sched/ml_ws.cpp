@@ -67,7 +67,7 @@ class ml_ws_policy final : public policy {
 
   void group_begin(worker& w, group_state& g) override {
     task_state& cur = w.running->task;
-    if (!cur.set) cur = {0.0, 1.0, 0, 0, true, nullptr};  // a root: at the memory
+    if (!cur.set) cur = {0.0, 1.0, 0, 0, true, false, nullptr};  // a root: at the memory
     group_plan* plan = plans_.take(w.index).first;
     plan->creator = cur;
     plan->tie = {};
@@ -101,6 +101,7 @@ class ml_ws_policy final : public policy {
     plan->level = level;
     // The creator's continuation, and children it queues without the spawn hook, belong there.
     cur.level = static_cast<std::int16_t>(level);
+    cur.quiet = level == tree_.leaf_level();
     g.policy_data = plan;
   }
 
@@ -119,8 +120,12 @@ class ml_ws_policy final : public policy {
   spawn_decision on_spawn(worker& w, work_item& child) override {
     const auto& plan = *static_cast<const group_plan*>(child.group->policy_data);
     const auto level = static_cast<std::int16_t>(plan.level);
-    child.state() = {0.0, 0.0, 0, level, true, nullptr};
+    // A task at the workers' level is quiet (task_state::quiet): its groups fit no cache below
+    // and are stolen among the workers of its unit, as every task there is.
+    const bool quiet = plan.level == tree_.leaf_level();
+    child.state() = {0.0, 0.0, 0, level, true, quiet, nullptr};
     w.running->task.level = level;  // the creator's continuation belongs to the group's level
+    w.running->task.quiet = quiet;
     return {};
   }
 

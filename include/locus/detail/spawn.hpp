@@ -45,12 +45,20 @@ struct group_state;
 // core copies it onto the stack the task runs on, where the policy finds the running task's.
 // `set` is false for a root. Left uninitialised in spawn records: only a policy that sets it
 // (one with a spawn hook) reads it.
+//
+// `quiet`: the policy needs no hook for the groups this task begins (ADWS: a task on one worker's
+// unit, whose groups have no plan). The core then spawns their children child-first without
+// group_begin, on_spawn, group_wait, on_ready, group_end or the children's task_done, and each
+// child starts with its parent's state, `group` cleared (traced or measured runtimes, whose
+// spawns all take the hooked path, still call them). Read when a group spawns its first child: a
+// group whose hooks began keeps them until it ends, even if its creator turns quiet meanwhile.
 struct task_state {
   double lo;
   double hi;
   std::int32_t depth;
   std::int16_t level;
   bool set;
+  bool quiet;
   void* group;  // the policy's record of the group the task belongs to
 };
 
@@ -170,6 +178,7 @@ struct group_state {
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   bool begun = false;           // the policy's group-begin hook has run
+  bool quiet = false;           // begun by a quiet task (task_state::quiet): no hooks
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level

@@ -1,0 +1,102 @@
+// Quiet tasks (detail::task_state::quiet): the core spawns the children of a task whose policy
+// state says its groups need no hooks without asking the policy; each child starts with its
+// parent's state and no group record. A group whose hooks began keeps them. Checked with adws,
+// whose tasks on one worker's unit are quiet, by reading the policy state each task runs with.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "locus/locus.hpp"
+#include "sched/worker.hpp"
+
+namespace {
+
+using locus::detail::task_state;
+
+task_state running_state() {
+  return locus::detail::current_worker()->running->task;
+}
+
+struct seen {
+  task_state state{};
+  int worker = -1;
+};
+
+TEST(QuietSpawn, ChildrenOfAQuietTaskInheritItsStateAndAHookedGroupStaysHooked) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{
+      .sched = "adws", .workers = 2, .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
+  seen root_after_first, first, second, grandchild, grandchild_sibling;
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{2.0}};
+    // [1, 2): worker 1's; the root goes on with [0, 1), which lies on worker 0 alone.
+    tg.run([&] { first = {running_state(), locus::this_worker()}; }, locus::work_hint{1.0});
+    root_after_first = {running_state(), locus::this_worker()};
+    // The root is quiet now, but its group began with hooks: this child is still planned.
+    tg.run(
+        [&] {
+          second = {running_state(), locus::this_worker()};
+          locus::task_group nested;
+          nested.run([&] { grandchild = {running_state(), locus::this_worker()}; });
+          nested.run([&] { grandchild_sibling = {running_state(), locus::this_worker()}; });
+          nested.wait();
+        },
+        locus::work_hint{1.0});
+    tg.wait();
+  });
+
+  EXPECT_EQ(first.worker, 1);
+  EXPECT_DOUBLE_EQ(first.state.lo, 1.0);
+  EXPECT_DOUBLE_EQ(first.state.hi, 2.0);
+  EXPECT_TRUE(first.state.quiet);
+  EXPECT_NE(first.state.group, nullptr);
+
+  EXPECT_TRUE(root_after_first.state.quiet);
+  EXPECT_DOUBLE_EQ(root_after_first.state.hi, 1.0);
+
+  EXPECT_EQ(second.worker, 0);
+  EXPECT_DOUBLE_EQ(second.state.lo, 0.0);
+  EXPECT_DOUBLE_EQ(second.state.hi, 1.0);
+  EXPECT_TRUE(second.state.quiet);
+  // Spawned through on_spawn: a member of the root's plan, whose end makes that group dominant.
+  EXPECT_EQ(second.state.group, first.state.group);
+
+  for (const seen* s : {&grandchild, &grandchild_sibling}) {
+    EXPECT_EQ(s->worker, 0);
+    EXPECT_DOUBLE_EQ(s->state.lo, second.state.lo);
+    EXPECT_DOUBLE_EQ(s->state.hi, second.state.hi);
+    EXPECT_EQ(s->state.depth, second.state.depth);
+    EXPECT_EQ(s->state.level, second.state.level);
+    EXPECT_TRUE(s->state.set);
+    EXPECT_TRUE(s->state.quiet);
+    EXPECT_EQ(s->state.group, nullptr);
+  }
+}
+
+// A task that spans workers is not quiet: its groups get plans, and their children are planned
+// (different ranges, a group record) rather than inheriting the creator's.
+TEST(QuietSpawn, TaskSpanningWorkersIsNotQuietAndItsChildrenArePlanned) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{
+      .sched = "adws", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  seen creator, child;
+  rt.exec([&] {
+    locus::task_group outer{locus::work_hint{2.0}};
+    outer.run([] {}, locus::work_hint{1.0});            // [2, 4) goes to worker 2
+    creator = {running_state(), locus::this_worker()};  // [0, 2): workers 0 and 1
+    locus::task_group inner{locus::work_hint{2.0}};
+    inner.run([] {}, locus::work_hint{1.0});  // [1, 2) goes to worker 1
+    inner.run([&] { child = {running_state(), locus::this_worker()}; }, locus::work_hint{1.0});
+    inner.wait();
+    outer.wait();
+  });
+  EXPECT_FALSE(creator.state.quiet);
+  EXPECT_DOUBLE_EQ(creator.state.hi, 2.0);
+  EXPECT_EQ(child.worker, 0);
+  EXPECT_DOUBLE_EQ(child.state.lo, 0.0);
+  EXPECT_DOUBLE_EQ(child.state.hi, 1.0);
+  EXPECT_GT(child.state.depth, creator.state.depth);
+  EXPECT_NE(child.state.group, nullptr);
+}
+
+}  // namespace
