@@ -100,3 +100,45 @@ TEST(QuietSpawn, TaskSpanningWorkersIsNotQuietAndItsChildrenArePlanned) {
 }
 
 }  // namespace
+
+namespace {
+
+// A parent-first child inherits its parent's range but belongs to the group that queued it, not
+// to its parent's group: its end must not count as the parent's (ADWS: a cross-worker child
+// finishing makes its group dominant). The parent waits for the first group while the second
+// group's child is at the bottom of its deque, so it parks and both children run as queued tasks
+// (with the state they were queued with) rather than inline on its stack.
+TEST(QuietSpawn, ParentFirstChildBelongsToTheGroupThatQueuedIt) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{
+      .sched = "adws", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  seen parent, first, second;
+  rt.exec([&] {
+    locus::task_group outer{locus::work_hint{2.0}};
+    outer.run([] {}, locus::work_hint{1.0});  // [2, 4) goes to worker 2
+    outer.run(
+        [&] {
+          parent = {running_state(), locus::this_worker()};  // [0, 2), a member of outer
+          locus::task_group a;
+          locus::task_group b;
+          a.run([&] { first = {running_state(), locus::this_worker()}; }, locus::parent_first);
+          b.run([&] { second = {running_state(), locus::this_worker()}; }, locus::parent_first);
+          a.wait();
+          b.wait();
+        },
+        locus::work_hint{1.0});
+    outer.wait();
+  });
+  EXPECT_EQ(parent.worker, 0);
+  EXPECT_NE(parent.state.group, nullptr);
+  for (const seen* s : {&first, &second}) {
+    EXPECT_EQ(s->worker, 0);
+    EXPECT_DOUBLE_EQ(s->state.lo, parent.state.lo);
+    EXPECT_DOUBLE_EQ(s->state.hi, parent.state.hi);
+    EXPECT_NE(s->state.group, nullptr);  // its own group's plan ([0, 2) spans two workers)
+    EXPECT_NE(s->state.group, parent.state.group);
+  }
+  EXPECT_NE(first.state.group, second.state.group);
+}
+
+}  // namespace

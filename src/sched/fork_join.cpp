@@ -411,8 +411,11 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   }
   if (w->rt.hooks.group && !g.begun && !g.quiet) begin_group(*w, g);
   if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
-  // A queued child inherits its parent's policy state (no spawn hook decides about it).
+  // A queued child inherits its parent's policy state (no spawn hook decides about it), as a
+  // member of this group: the parent's group record is the parent's, and a policy that counts
+  // its members' ends there (ADWS dominance) must not see this child's.
   task->policy_state = w->running->task;
+  task->policy_state.group = g.policy_data;
   queue_locally(*w, g, std::move(task));
 }
 
