@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "locus/locus.hpp"
+#include "test_policies.hpp"
 
 namespace {
 
@@ -122,13 +123,17 @@ TEST_P(ForkJoinStress, RandomTreesGiveTheSerialAnswer) {
   locus::options o{.sched = c.sched, .workers = c.workers};
   if (c.synthetic) o.topology = synthetic16;
   locus::runtime rt{o};
+  locus_test::mixed_policy::begun = 0;
+  locus_test::mixed_policy::ended = 0;
   std::uint64_t expected_spawns = 0;
+  std::uint64_t roots = 0;
   for (std::uint64_t seed = 1; seed <= 24; ++seed) {
     totals expected;
     walk_serial(0, 0, seed, c.exceptions, expected);
     expected_spawns += expected.spawns;
     result got;
     rt.exec([&] { walk_parallel(0, 0, seed, c.exceptions, got); });
+    ++roots;
     EXPECT_EQ(got.sum.load(), expected.sum) << "seed " << seed;
     // Every throwing leaf's exception is either rethrown by exactly one wait() or counted
     // as suppressed by its group: none is lost, none is counted twice.
@@ -152,14 +157,21 @@ TEST_P(ForkJoinStress, RandomTreesGiveTheSerialAnswer) {
       tg.wait();
     });
     ++expected_spawns;
+    ++roots;
   }
   const auto total = rt.stats().total();
   EXPECT_EQ(total.spawns, expected_spawns);
+  if (std::string(c.sched) == "test-mixed") {
+    // Every task's own code, roots included, begins and ends once through the policy's hooks,
+    // whether it ran child-first, queued, routed to another worker or inline in a join.
+    EXPECT_EQ(locus_test::mixed_policy::begun.load(), expected_spawns + roots);
+    EXPECT_EQ(locus_test::mixed_policy::ended.load(), expected_spawns + roots);
+  }
   if (c.workers > 1) {
     std::uint64_t steals = 0;
     for (auto n : total.steals_by_level) steals += n;
     // ADWS sends most work to its planned worker instead: that counts as moved work too.
-    EXPECT_GT(steals + total.mailbox_pushes, 0u);
+    EXPECT_GT(steals + total.pushes, 0u);
   }
 }
 
@@ -170,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(
                       stress_case{16, true, true}, stress_case{2, false, true, "adws"},
                       stress_case{16, true, true, "adws"}, stress_case{2, false, true, "ml-adws"},
                       stress_case{16, true, true, "ml-adws"}, stress_case{2, false, true, "ml-ws"},
-                      stress_case{16, true, true, "ml-ws"}),
+                      stress_case{16, true, true, "ml-ws"}, stress_case{2, false, true, "test-mixed"},
+                      stress_case{16, true, true, "test-mixed"}),
     [](const auto& info) {
       std::string name = std::to_string(info.param.workers) + "workers" +
                          (info.param.exceptions ? "_exceptions" : "");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
@@ -106,6 +107,15 @@ std::invoke_result_t<F&> root_exec(F&& f) {
 
 // Index of the calling worker in its runtime, or -1 on a thread that is not a worker.
 int this_worker() noexcept;
+// The place hint the calling task carries: the locus::place given to its spawn, or else its
+// parent's, up to the root; -1 when none was given or locus::any_place cleared it, and on a
+// thread that is not a worker. Every scheduler carries it; those that place work by it use it.
+int this_task_place() noexcept;
+// A name of the calling task's position in the fork tree: the root's is fixed, and a child's
+// mixes its parent's with its ordinal among the children spawned into its task group since that
+// group's last wait(). A program that repeats the same forks (an iteration) repeats the same
+// names, whichever workers run them. 0 on a thread that is not a worker.
+std::uint64_t this_task_path() noexcept;
 // Number of workers of the runtime the caller runs on (the default runtime's otherwise).
 int num_workers();
 

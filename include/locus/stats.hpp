@@ -34,10 +34,14 @@ struct worker_stats {
   std::uint64_t spawns = 0;          // child-first and parent-first spawns
   std::uint64_t suspensions = 0;     // joins that had to suspend the waiting task
   std::uint64_t local_resumes = 0;   // own continuations taken back by the scheduler loop
-  std::uint64_t sleeps = 0;          // times the worker went to sleep
-  std::uint64_t mailbox_pushes = 0;  // items sent to another worker (policies that push work)
+  std::uint64_t sleeps = 0;         // times the worker went to sleep
+  std::uint64_t wakeups = 0;        // of which another worker woke it (the others timed out)
+  std::uint64_t pushes = 0;         // items this worker sent to another one (policies that push)
+  std::uint64_t migrations = 0;     // tasks this worker moved to another one at a group's end
+  std::uint64_t stolen_items = 0;   // items its steals took (a steal may take several)
+  std::uint64_t lost_races = 0;     // failed steals that found an item another worker took first
   // Indexed by topology distance level between thief and victim (0 = same core ... depth of the
-  // machine tree); steals count items taken.
+  // machine tree): successful steals (each took one item or more) and failed ones.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
   // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).

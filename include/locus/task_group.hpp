@@ -26,8 +26,11 @@ class task_group {
   // Group hints: work_hint (total work of the children) and size_hint (working set in bytes).
   template <class... H>
   explicit task_group(H... hints) noexcept {
+    static_assert((detail::is_group_hint<H> && ...),
+                  "task_group(...) takes locus::work_hint and locus::size_hint; per-task hints "
+                  "(place, parent_first, label) go to run()");
     const auto h = detail::collect(hints...);
-    state_.hints = h.options;
+    state_.hints.work = h.options.work;
     state_.size_bytes = h.size_bytes;
   }
   task_group(const task_group&) = delete;
@@ -43,6 +46,9 @@ class task_group {
   void run(F&& f, H... hints) {
     using Fn = std::decay_t<F>;
     static_assert(std::is_invocable_v<Fn&>, "task_group::run needs a callable taking no arguments");
+    static_assert((detail::is_spawn_hint<H> && ...),
+                  "task_group::run takes locus::work_hint, locus::place, locus::parent_first and "
+                  "locus::label; size_hint describes a whole group: pass it to task_group(...)");
     const auto h = detail::collect(hints...);
     if (h.parent_first) {
       auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
@@ -74,9 +80,7 @@ class task_group {
     // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook.
     if (state_.pending.load(std::memory_order_acquire) == 0 && !state_.begun &&
         !state_.failed.load(std::memory_order_relaxed)) {
-      // A reused group decides again, for its creator's state then. Tested before storing: an
-      // unconditional store cost ws 1.3% on fib without a cutoff.
-      if (state_.quiet) state_.quiet = false;
+      state_.use = {};  // a reused group numbers its children and decides about hooks again
       return;
     }
     detail::wait(state_);

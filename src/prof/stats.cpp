@@ -27,8 +27,9 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
                 w.busy_s, w.idle_s, w.overhead_s);
   out << "{\"worker\":" << w.worker << ',' << times << ",\"spawns\":" << w.spawns
       << ",\"suspensions\":" << w.suspensions << ",\"local_resumes\":" << w.local_resumes
-      << ",\"sleeps\":" << w.sleeps << ",\"mailbox_pushes\":" << w.mailbox_pushes
-      << ",\"steals_by_level\":";
+      << ",\"sleeps\":" << w.sleeps << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
+      << ",\"migrations\":" << w.migrations << ",\"stolen_items\":" << w.stolen_items
+      << ",\"lost_races\":" << w.lost_races << ",\"steals_by_level\":";
   json_array(out, w.steals_by_level);
   out << ",\"failed_steals_by_level\":";
   json_array(out, w.failed_steals_by_level);
@@ -169,7 +170,11 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   suspensions += w.suspensions;
   local_resumes += w.local_resumes;
   sleeps += w.sleeps;
-  mailbox_pushes += w.mailbox_pushes;
+  wakeups += w.wakeups;
+  pushes += w.pushes;
+  migrations += w.migrations;
+  stolen_items += w.stolen_items;
+  lost_races += w.lost_races;
   add_levels(steals_by_level, w.steals_by_level);
   add_levels(failed_steals_by_level, w.failed_steals_by_level);
   add_pmu(pmu, w.pmu);

@@ -55,13 +55,13 @@
 //   the task's own worker (nested groups there divide it): "run(left); right(); wait()" maps
 //   like two spawned children.
 // - The root runs on worker 0, the owner of [0, P): only worker 0 takes submitted roots.
-// - One primary queue per worker and level, the core's deque (and what it set aside when it went
+// - One primary queue per worker and level, the core's queue (and what it set aside when it went
 //   a level down), instead of one per depth: a thief takes its oldest item without checking
 //   that item's depth (migration queues are by depth).
 // - The continuation of a cross-worker or tied group goes back to its creator's server before
 //   the group ends, whether it waited (on_ready) or found its children done (group_end).
-// - Continuations sent back wait in the server's queue of returned continuations for their
-//   level, which it checks before its own primary and migration queues.
+// - Continuations sent back go to the `first` lane of the server's inbox, which it takes before
+//   its own primary and migration queues.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -78,31 +78,33 @@
 
 #include "config/config.hpp"
 #include "sched/adws_audit.hpp"
+#include "sched/context.hpp"
 #include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
-#include "sched/runtime_impl.hpp"
-#include "sched/worker.hpp"
 
 namespace locus::detail {
 namespace {
 
 using multilevel::cache_tree;
+using multilevel::state_of;
+using multilevel::task_state;
 using multilevel::tie_record;
 using multilevel::tie_table;
 using multilevel::worker_levels;
 
 // The plan of one task group (group_state::policy_data).
 struct group_plan {
-  double x = 0, y = 0;    // the group's whole range (its creator's when it began)
-  double lo = 0, hi = 0;  // what is left of the range to divide among the next children
-  double remaining = 0;   // work hint left
-  bool hinted = false;    // the group has a work hint (else it is split 1 : 1)
+  dist_range whole;        // the group's range (its creator's when it began)
+  dist_range left;         // what is left of it to divide among the next children
+  double remaining = 0;    // work hint left
+  bool hinted = false;     // the group has a work hint (else it is split 1 : 1)
   int spawned = 0;
   int level = 0;           // of the tree of caches, where the children are scheduled
   int depth = 0;           // of the children
   bool cross = false;      // the children's range spans units
   int creator_server = 0;  // worker that runs the creator's continuation
   task_state creator{};    // that task's state, restored when the group ends
+  bool creator_unhooked = false;
   tie_record tie;          // units tied to this group
   std::uint64_t id = 0;    // names the group in the workers' steal ranges
   std::atomic<bool> dominant{false};
@@ -111,7 +113,7 @@ struct group_plan {
 // The topmost dominant group dominating a worker at one level (Fig. 10), by value: groups end
 // while workers still look at their ranges.
 struct steal_range {
-  double x = 0, y = 0;
+  dist_range range;
   int depth = 0;
   std::uint64_t group = 0;
   bool valid = false;
@@ -126,116 +128,100 @@ struct worker_queues {
 
 std::atomic<adws_steal_observer> steal_observer{nullptr};
 
-class adws_policy final : public policy {
+class adws_policy final : public policy_base<adws_policy> {
  public:
   explicit adws_policy(bool multi_level) : multi_level_(multi_level) {}
 
-  std::string_view name() const noexcept override { return multi_level_ ? "ml-adws" : "adws"; }
-  policy_hooks hooks() const noexcept override {
-    return {.spawn = true, .group = true, .ready = true, .urgent = true};
-  }
-
-  // §3.1: a continuation sent back to its owner runs at the owner's next scheduling point
-  // (here: when a child finishes, or the worker looks for work), before its own deque.
-  bool has_urgent(const worker& w) const noexcept override {
-    return queues_of(w.index).queues.has_returned();
-  }
-  work_item* take_urgent(worker& w) override {
-    worker_levels& q = queues_of(w.index).queues;
-    if (!q.has_returned()) return nullptr;
-    return q.take_returned(ties_->active_level(w.index));
-  }
-
-  void attach(runtime_impl& rt) override {
+  void attach(const topo::topology& topology, int workers) override {
     if (const char* v = std::getenv("LOCUS_ADWS_STEAL")) {
       steal_ = config::parse_bool("LOCUS_ADWS_STEAL", v);
     }
-    tree_ = cache_tree::build(rt.topology, rt.size(), !multi_level_);
+    tree_ = cache_tree::build(topology, workers, !multi_level_);
     ties_.emplace(tree_);
     queues_.clear();
-    for (int i = 0; i < rt.size(); ++i) {
+    for (int i = 0; i < workers; ++i) {
       queues_.push_back(std::make_unique<worker_queues>(tree_.levels()));
     }
-    plans_.reset(rt.size());
+    plans_.reset(workers);
   }
 
-  bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
+  // The root's range is [0, P): it starts on its owner, worker 0.
+  std::optional<int> root_worker() const noexcept override { return 0; }
 
-  bool has_work(const worker& w) const noexcept override {
-    const int level = ties_->active_level(w.index);
-    return queues_of(w.index).queues.has(level);
+  bool has_work(const context& ctx) const noexcept override {
+    const int level = ties_->active_level(ctx.self());
+    return queues_of(ctx.self()).queues.has(level);
   }
 
-  void group_begin(worker& w, group_state& g) override {
-    task_state& cur = w.running->task;
-    if (!cur.set) cur = state_at(0, 0.0, 1.0, 0, nullptr);  // a root: the memory's one unit
-    if (within_one_worker(cur.level, cur.lo, cur.hi)) {
+  void group_begin(context& ctx, group_state& g) override {
+    task_frame& creator = ctx.current();
+    task_state& cur = state_of(creator);
+    if (!cur.set) assign(creator, 0, {0.0, 1.0}, 0, nullptr);  // a root: the memory's one unit
+    if (within_one_worker(cur.level, cur.range)) {
       // Reached by parent-first spawns and in traced or measured runtimes: otherwise the core
-      // spawns a quiet task's children without asking (they share its range).
+      // spawns the children of a task on one worker's unit without hooks (they share its range).
       g.policy_data = nullptr;
       return;
     }
-    group_plan* plan = take_plan(w);
+    group_plan* plan = take_plan(ctx);
     plan->creator = cur;
-    plan->creator_server = tree_.server(cur.level, owner(cur.level, cur.lo));
-    double lo = cur.lo, hi = cur.hi;
+    plan->creator_unhooked = creator.children_unhooked;
+    plan->creator_server = tree_.server(cur.level, cur.range.owner(tree_.units(cur.level)));
+    dist_range range = cur.range;
     int level = cur.level, base_depth = cur.depth;
     plan->tie = {};
     if (level < tree_.leaf_level()) {
       // Fig. 15: the units this range covers, and the level to flatten them to.
-      const int i = owner(level, lo);
-      const int j = floor_of(hi);
+      const int i = range.owner(tree_.units(level));
+      const int j = dist_range::floor_of(range.hi);
       const int next = tree_.flatten_level(level, i, j, g.size_bytes);
       const int k = std::clamp(std::max(i, j - 1), i, tree_.units(level) - 1);
       if (next != level) {
-        const int before = ties_->active_level(w.index);
+        const int before = ties_->active_level(ctx.self());
         bool tied = false;
-        if (w.index == tree_.server(level, i) && (level == 0 || before == level)) {
+        if (ctx.self() == tree_.server(level, i) && (level == 0 || before == level)) {
           tied = ties_->try_tie(level, i, k, next);
         }
         if (tied) {
           plan->tie = {level, i, k, next};
-          const int after = ties_->active_level(w.index);
-          if (after != before) {
-            multilevel::set_aside_deque(w, queues_of(w.index).queues, before);
-            w.rt.wake_all_for_mailbox();
+          if (ties_->active_level(ctx.self()) != before) {
+            multilevel::set_aside_queue(ctx, queues_of(ctx.self()).queues, before);
+            multilevel::wake_workers(ctx, 0, ctx.workers());
           }
           const auto [a, b] = tree_.descendants(level, i, k, next);
-          lo = a;
-          hi = b;
+          range = {static_cast<double>(a), static_cast<double>(b)};
           level = next;
           base_depth = 0;
         } else if (level == 0) {
           // Another root holds the caches: schedule among the memory's children anyway.
-          lo = 0;
-          hi = tree_.units(1);
+          range = {0.0, static_cast<double>(tree_.units(1))};
           level = 1;
           base_depth = 0;
         }
       }
     }
     plan->level = level;
-    plan->lo = plan->x = lo;
-    plan->hi = plan->y = hi;
+    plan->whole = plan->left = range;
     plan->hinted = g.hints.work > 0;
     plan->remaining = g.hints.work;
-    plan->cross = crosses_units(level, lo, hi);
+    plan->cross = range.spans_units(tree_.units(level));
     plan->depth = base_depth + (plan->cross ? 1 : 0);
     // The creator's continuation, and children it queues without the spawn hook, belong there.
-    cur = state_at(level, lo, hi, plan->depth, cur.group);
+    assign(creator, level, range, plan->depth, cur.group);
     g.policy_data = plan;
   }
 
-  int group_end(worker& w, group_state& g) override {
+  std::optional<int> group_end(context& ctx, group_state& g) override {
     auto* plan = static_cast<group_plan*>(g.policy_data);
-    if (plan == nullptr) return -1;
+    if (plan == nullptr) return std::nullopt;
     // Fig. 7, WAIT: the continuation of a cross-worker group (and of a tied one, which unties
     // its units on their server) goes on on its creator's server.
-    if ((plan->cross || plan->tie.active()) && w.index != plan->creator_server) {
+    if ((plan->cross || plan->tie.active()) && ctx.self() != plan->creator_server) {
       return plan->creator_server;
     }
     g.policy_data = nullptr;
-    w.running->task = plan->creator;
+    state_of(ctx.current()) = plan->creator;
+    ctx.current().children_unhooked = plan->creator_unhooked;
     if (plan->dominant.load(std::memory_order_acquire)) {
       // Its workers are no longer dominated by it; an enclosing group takes over once it
       // becomes dominant in turn.
@@ -246,18 +232,22 @@ class adws_policy final : public policy {
     if (plan->tie.active()) {
       ties_->untie(plan->tie.level, plan->tie.first, plan->tie.last, plan->tie.to);
     }
-    plans_.give_back(w.index, plan);
-    return -1;
+    plans_.give_back(ctx.self(), plan);
+    return std::nullopt;
   }
 
-  spawn_decision on_spawn(worker& w, work_item& child) override {
-    if (child.group->policy_data == nullptr) {  // a quiet creator's group (see group_begin)
-      child.state() = w.running->task;
-      child.state().group = nullptr;
-      return {};
+  spawn_decision on_spawn(context& ctx, spawn_request& spawn) override {
+    const spawn_decision stay =
+        spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
+    auto* planned = static_cast<group_plan*>(spawn.group.policy_data);
+    if (planned == nullptr || spawn.queued) {
+      // A queued child, or one of a group that has no plan, keeps its creator's range and
+      // counts as a member of the group that spawned it.
+      state_of(spawn.child).group = planned;
+      return stay;
     }
-    auto& plan = *static_cast<group_plan*>(child.group->policy_data);
-    const double work = child.options.work > 0 ? child.options.work : 1.0;
+    group_plan& plan = *planned;
+    const double work = spawn.hints.work > 0 ? spawn.hints.work : 1.0;
     // Without a group hint: 1 : 1 between the first child and the rest, which then goes to the
     // next child (or stays with the creator's inline work); later children get nothing.
     double share = plan.spawned == 0 ? 0.5 : 1.0;
@@ -266,26 +256,53 @@ class adws_policy final : public policy {
       share = plan.remaining > 0 ? std::min(1.0, work / plan.remaining) : 0.0;
       plan.remaining = std::max(0.0, plan.remaining - work);
     }
-    // Children take the range from its top down (the figures' left to right), so the ones that
-    // migrate to other workers go first, then the cross-worker child the creator runs itself,
-    // and the creator's own part, where its inline work and later children run, comes last.
-    const double hi = plan.hi;
-    const double lo = share >= 1.0 ? plan.lo : hi - (hi - plan.lo) * share;
-    plan.hi = lo;
-    child.state() = state_at(plan.level, lo, hi, plan.depth, &plan);
+    // Children take the range from its top down, so the ones that migrate to other workers go
+    // first, then the cross-worker child the creator runs itself, and the creator's own part,
+    // where its inline work and later children run, comes last.
+    const auto [child, rest] = plan.left.divide(share);
+    plan.left = rest;
+    assign(spawn.child, plan.level, child, plan.depth, &plan);
     // The creator goes on with the rest of the range (inline work, nested groups).
-    w.running->task = state_at(plan.level, plan.lo, plan.hi, plan.depth, w.running->task.group);
-    const int target = tree_.server(plan.level, owner(plan.level, lo));
+    task_frame& creator = ctx.current();
+    assign(creator, plan.level, rest, plan.depth, state_of(creator).group);
+    const int target = tree_.server(plan.level, child.owner(tree_.units(plan.level)));
     // A child with an empty share (hints that overdraw the group's total) has no work planned
     // anywhere: it runs where it is spawned. Sent to its nominal owner it would wait behind all
     // of that worker's own work, and with it the group, which keeps the steal range deep.
-    if (plan.cross && target != w.index && hi > lo) return {spawn_decision::action::send, target};
-    return {};
+    if (plan.cross && target != ctx.self() && !child.empty()) return spawn_decision::route;
+    return stay;
   }
 
-  void task_done(worker& w, const task_state& t) override {
-    (void)w;
-    if (!t.set || t.group == nullptr || !reaches_next_unit(t.lo, t.hi)) return;
+  // A child planned on another worker migrates into that worker's migration queue for its
+  // depth; the continuation of a cross-worker or tied group goes back to its creator's server.
+  bool route(context& ctx, work_item& item) override {
+    if (item.kind == item_kind::resume) {
+      const auto* plan = static_cast<const group_plan*>(item.group->policy_data);
+      if (plan == nullptr || !(plan->cross || plan->tie.active()) ||
+          plan->creator_server == ctx.self()) {
+        return false;
+      }
+      ctx.deliver(plan->creator_server, &item, lane::first);
+      return true;
+    }
+    const task_state& t = state_of(context::record_of(item));
+    const int target = tree_.server(t.level, t.range.owner(tree_.units(t.level)));
+    worker_levels& q = queues_of(target).queues;
+    const auto depth = static_cast<std::size_t>(std::max(0, t.depth));
+    {
+      const std::lock_guard hold(q.lock);
+      auto& by_depth = q.at[static_cast<std::size_t>(t.level)].by_depth;
+      if (by_depth.size() <= depth) by_depth.resize(depth + 1);
+      by_depth[depth].push_back(&item);
+      q.add(t.level);
+    }
+    ctx.posted(target);
+    return true;
+  }
+
+  void task_end(context& ctx) override {
+    const task_state& t = state_of(ctx.current());
+    if (!t.set || t.group == nullptr || !t.range.reaches_next_unit()) return;
     // A cross-worker child (in §3.2's sense) of a cross-worker group finished: the group is
     // dominant from now on.
     make_dominant(*static_cast<group_plan*>(t.group));
@@ -294,40 +311,15 @@ class adws_policy final : public policy {
   // The creator's inline work is the group's last child ("run(left); right(); wait()" maps like
   // two spawned children), so its end counts as a child's: with 1 : 2 hints on two workers the
   // root's inline part [0, 1.33) ends first, and worker 0 may then help with [1.33, 2).
-  void group_wait(worker& w, group_state& g) override {
-    (void)w;
+  void group_wait(context& ctx, group_state& g) override {
+    (void)ctx;
     auto* plan = static_cast<group_plan*>(g.policy_data);
-    if (plan != nullptr && reaches_next_unit(plan->lo, plan->hi)) make_dominant(*plan);
+    if (plan != nullptr && plan->left.reaches_next_unit()) make_dominant(*plan);
   }
 
-  int on_ready(worker& w, group_state& g) override {
-    const auto* plan = static_cast<const group_plan*>(g.policy_data);
-    return plan != nullptr && (plan->cross || plan->tie.active()) ? plan->creator_server : w.index;
-  }
-
-  bool deliver(worker& from, int target, work_item* item) override {
-    (void)from;
-    worker_levels& q = queues_of(target).queues;
-    if (item->kind == item_kind::resume) {
-      // Resumed at the level its group's children were scheduled at, where the target works
-      // until the group ends.
-      const auto* plan = static_cast<const group_plan*>(item->group->policy_data);
-      q.return_continuation(plan != nullptr ? plan->level : ties_->active_level(target), item);
-      return true;
-    }
-    const task_state& t = item->state();
-    const auto depth = static_cast<std::size_t>(std::max(0, t.depth));
-    const std::lock_guard hold(q.lock);
-    auto& by_depth = q.at[static_cast<std::size_t>(t.level)].by_depth;
-    if (by_depth.size() <= depth) by_depth.resize(depth + 1);
-    by_depth[depth].push_back(item);
-    q.add(t.level);
-    return true;
-  }
-
-  work_item* find_work(worker& w) override {
-    const int level = ties_->active_level(w.index);
-    worker_queues& wq = queues_of(w.index);
+  work_item* find_work(context& ctx) override {
+    const int level = ties_->active_level(ctx.self());
+    worker_queues& wq = queues_of(ctx.self());
     worker_levels& q = wq.queues;
     steal_range range;
     {
@@ -340,7 +332,7 @@ class adws_policy final : public policy {
       range = wq.range[static_cast<std::size_t>(level)];
     }
     if (!steal_ || !range.valid) return nullptr;  // Fig. 11, line 40
-    return steal_within(w, level, range);
+    return steal_within(ctx, level, range);
   }
 
  private:
@@ -348,61 +340,56 @@ class adws_policy final : public policy {
     return *queues_[static_cast<std::size_t>(worker)];
   }
 
-  group_plan* take_plan(worker& w) {
-    const auto [plan, taken] = plans_.take(w.index);
+  group_plan* take_plan(context& ctx) {
+    const auto [plan, taken] = plans_.take(ctx.self());
     plan->spawned = 0;
     plan->dominant.store(false, std::memory_order_relaxed);
-    plan->id = taken * static_cast<std::uint64_t>(w.rt.size()) +
-               static_cast<std::uint64_t>(w.index);  // unique without a shared counter
+    plan->id = taken * static_cast<std::uint64_t>(ctx.workers()) +
+               static_cast<std::uint64_t>(ctx.self());  // unique without a shared counter
     return plan;
   }
 
   // Fig. 11, lines 41-50, among the units of `level`.
-  work_item* steal_within(worker& w, int level, const steal_range& range) {
-    const int first = owner(level, range.x);
-    const int last = last_unit(level, range.y);
+  work_item* steal_within(context& ctx, int level, const steal_range& range) {
+    const int units = tree_.units(level);
+    const int first = range.range.owner(units);
+    const int last = range.range.last_unit(units);
     if (last <= first) return nullptr;
-    const int mine = tree_.unit_of(level, w.index);
-    int victim =
-        first + static_cast<int>(w.next_random() % static_cast<std::uint32_t>(last - first));
-    if (victim >= mine) ++victim;  // a choice among first..last except w's own unit
+    const int mine = tree_.unit_of(level, ctx.self());
+    int victim = first + ctx.random_below(last - first);
+    if (victim >= mine) ++victim;  // a choice among first..last except this worker's unit
     if (victim > last) return nullptr;
     const int server = tree_.server(level, victim);
-    const auto distance = static_cast<std::size_t>(w.rt.distance(w.index, server));
     worker_levels& vq = queues_of(server).queues;
     // Only tasks inside the range: at its ends a victim also holds tasks of the groups beside
-    // it (at the same depth), and a victim's one primary deque mixes depths.
-    const multilevel::steal_bounds bounds{range.x, range.y, range.depth};
-    if (victim != first && vq.has(level)) {  // see steal_primary
-      const std::lock_guard hold(vq.lock);
-      auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
-      for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
-        auto& fifo = by_depth[static_cast<std::size_t>(d)];
-        if (work_item* item = vq.take_admitted(level, fifo, &bounds, true)) {
-          return stolen(w, level, server, range, item, distance);
+    // it (at the same depth), and a victim's one primary queue mixes depths.
+    const multilevel::steal_bounds bounds{range.range, range.depth};
+    const steal_result r = ctx.steal_with(server, [&]() -> work_item* {
+      if (victim != first && vq.has(level)) {  // see steal_primary
+        const std::lock_guard hold(vq.lock);
+        auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
+        for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
+          auto& fifo = by_depth[static_cast<std::size_t>(d)];
+          if (work_item* item = vq.take_admitted(level, fifo, &bounds, true)) return item;
         }
       }
-    }
-    // Worker floor(y)'s primary items lie beyond the range; when y is a unit boundary that
-    // worker is not in the range at all, and the last one is wholly inside it.
-    if (victim != floor_of(range.y)) {
-      if (work_item* item =
-              multilevel::steal_primary(w.rt.at(server), vq, level, *ties_, &bounds)) {
-        return stolen(w, level, server, range, item, distance);
-      }
-    }
-    w.counters.failed_steals[distance].add();
-    return nullptr;
+      // Worker floor(y)'s primary items lie beyond the range; when y is a unit boundary that
+      // worker is not in the range at all, and the last one is wholly inside it.
+      if (victim == dist_range::floor_of(range.range.hi)) return nullptr;
+      return multilevel::steal_primary(ctx, server, vq, level, *ties_, &bounds);
+    });
+    if (!r) return nullptr;
+    return stolen(ctx, level, server, range, *r.item);
   }
 
-  work_item* stolen(worker& w, int level, int victim, const steal_range& range, work_item* item,
-                    std::size_t distance) const {
-    w.counters.steals[distance].add();
+  work_item* stolen(context& ctx, int level, int victim, const steal_range& range,
+                    work_item& item) const {
     if (const auto observe = steal_observer.load(std::memory_order_relaxed)) {
-      const task_state& t = queued_state(*item);
-      observe({w.index, victim, level, t.lo, t.hi, t.depth, range.x, range.y, range.depth});
+      const task_state& t = state_of(context::record_of(item));
+      observe({ctx.self(), victim, level, t.range.lo, t.range.hi, t.depth, range.range.lo,
+               range.range.hi, range.depth});
     }
-    return adopt(level, tree_.unit_of(level, w.index), item);
+    return adopt(level, tree_.unit_of(level, ctx.self()), item);
   }
 
   // A stolen task that lies on one unit moves onto the thief's unit, so that its descendants
@@ -412,40 +399,36 @@ class adws_policy final : public policy {
   // children still go to the units they were planned for. A stolen continuation takes the rest
   // of its group's plan along (that group lies on the same unit: a group that spans units
   // makes its creator's range span them too).
-  work_item* adopt(int level, int unit, work_item* item) const noexcept {
-    task_state& t = queued_state(*item);
-    if (!t.set || t.level != level || crosses_units(level, t.lo, t.hi)) return item;
-    const double shift = static_cast<double>(unit - owner(level, t.lo));
-    if (shift == 0) return item;
-    move_range(unit, shift, t.lo, t.hi);
-    if (item->kind == item_kind::continuation && item->group != nullptr &&
-        item->group->policy_data != nullptr) {
-      auto& plan = *static_cast<group_plan*>(item->group->policy_data);
+  work_item* adopt(int level, int unit, work_item& item) const noexcept {
+    task_frame& record = context::record_of(item);
+    task_state& t = state_of(record);
+    const int units = tree_.units(level);
+    if (!t.set || t.level != level || t.range.spans_units(units)) return &item;
+    const double shift = static_cast<double>(unit - t.range.owner(units));
+    if (shift == 0) return &item;
+    t.range = t.range.moved_onto(unit, shift);
+    if (item.kind == item_kind::continuation && item.group != nullptr &&
+        item.group->policy_data != nullptr) {
+      auto& plan = *static_cast<group_plan*>(item.group->policy_data);
       if (!plan.cross && !plan.tie.active() && plan.level == level) {
-        move_range(unit, shift, plan.x, plan.y);
-        move_range(unit, shift, plan.lo, plan.hi);
+        plan.whole = plan.whole.moved_onto(unit, shift);
+        plan.left = plan.left.moved_onto(unit, shift);
       }
     }
-    return item;
-  }
-
-  static void move_range(int unit, double shift, double& lo, double& hi) noexcept {
-    lo += shift;
-    hi += shift;
-    if (lo >= unit + 1.0) lo = hi = unit;  // an empty range at the last unit's end
+    return &item;
   }
 
   void make_dominant(group_plan& plan) {
     if (!plan.cross || plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
     for_each_dominated(plan, [&](steal_range& r) {
-      if (!r.valid || r.depth > plan.depth) r = {plan.x, plan.y, plan.depth, plan.id, true};
+      if (!r.valid || r.depth > plan.depth) r = {plan.whole, plan.depth, plan.id, true};
     });
   }
 
   template <class F>
   void for_each_dominated(const group_plan& plan, F&& f) {
-    const int first = owner(plan.level, plan.x);
-    const int end = std::min(tree_.units(plan.level), floor_of(plan.y));
+    const int first = plan.whole.owner(tree_.units(plan.level));
+    const int end = std::min(tree_.units(plan.level), dist_range::floor_of(plan.whole.hi));
     for (int u = first; u < end; ++u) {
       worker_queues& wq = queues_of(tree_.server(plan.level, u));
       const std::lock_guard hold(wq.queues.lock);
@@ -453,44 +436,17 @@ class adws_policy final : public policy {
     }
   }
 
-  // Ranges are never negative, so truncation is floor (and needs no libm call on the spawn path).
-  static int floor_of(double x) noexcept { return static_cast<int>(std::max(0.0, x)); }
-
-  // The last unit whose interval [i, i + 1) meets a range ending at y (exclusive).
-  int last_unit(int level, double y) const noexcept {
-    const int f = floor_of(y);
-    const int i = static_cast<double>(f) == y ? f - 1 : f;
-    return std::clamp(i, 0, tree_.units(level) - 1);
-  }
-
-  // §3.2's cross-worker task, floor(lo) != floor(hi), for dominance: a child whose range
-  // reaches the end of its owner's unit finishing means that unit's share of the group is
-  // done, so that its worker may steal within the group. (crosses_units, below, is the
-  // mapping's sense: a range on one unit alone, [i, i + 1) included, is not cross-worker.)
-  static bool reaches_next_unit(double lo, double hi) noexcept {
-    return hi > lo && floor_of(lo) != floor_of(hi);
-  }
-
   // A task that lies on one worker's unit: its groups need no plan (the most common group, and
   // the one a fine-grained program creates per task). Their children stay on this unit at the
   // creator's depth, and only which unit a task lies on places it, so they share the creator's
-  // range: such a task is quiet (task_state::quiet), and the core spawns them without hooks.
-  bool within_one_worker(int level, double lo, double hi) const noexcept {
-    return level == tree_.leaf_level() && !crosses_units(level, lo, hi);
+  // range: the core spawns them without hooks (task_frame::children_unhooked).
+  bool within_one_worker(int level, const dist_range& r) const noexcept {
+    return level == tree_.leaf_level() && !r.spans_units(tree_.units(level));
   }
 
-  task_state state_at(int level, double lo, double hi, int depth, void* group) const noexcept {
-    const bool quiet = within_one_worker(level, lo, hi);
-    return {lo, hi, depth, static_cast<std::int16_t>(level), true, quiet, group};
-  }
-
-  // A cross-worker task or group: its range meets more than one unit's interval.
-  bool crosses_units(int level, double lo, double hi) const noexcept {
-    return hi > lo && owner(level, lo) != last_unit(level, hi);
-  }
-
-  int owner(int level, double x) const noexcept {
-    return std::clamp(floor_of(x), 0, tree_.units(level) - 1);
+  void assign(task_frame& f, int level, const dist_range& r, int depth, void* group) const noexcept {
+    state_of(f) = {r, depth, static_cast<std::int16_t>(level), true, group};
+    f.children_unhooked = within_one_worker(level, r);
   }
 
   const bool multi_level_;

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "sched/fork_join.hpp"
+#include "sched/gang.hpp"
 #include "sched/probe.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
@@ -37,15 +38,15 @@ inline worker* current_worker_here() noexcept {
 
 using what = switch_msg::what;
 
-// What a child-first child owes the scheduler policy: nothing (no hooks, or none that apply to
-// spawns); its state from on_spawn, task_done and urgent work; or, for a child of a quiet task
-// (task_state::quiet), its parent's state and urgent work.
-enum class watch : std::uint8_t { none, hooks, inherited };
+// What a child-first child owes the scheduler policy: nothing (a policy without per-spawn
+// hooks); its task hooks and a look at the `first` lane of the inbox when it ends; or, for a
+// child of an unhooked group (task_frame::children_unhooked), only the look at the lane.
+enum class watch : std::uint8_t { none, hooks, unhooked };
 
 // Only policies with group hooks mark a group as begun; for the others wait() stays inline.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun = true;
-  w.rt.sched->group_begin(w, g);
+  if (w.rt.hooks.group_begin) w.rt.sched->group_begin(w.ctx, g);
 }
 
 // Work a thread outside the runtime spawned child-first: the caller blocks until the closure
@@ -74,25 +75,53 @@ void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
   task->origin = w.index;
   g.pending.fetch_add(1, std::memory_order_relaxed);
   w.counters.spawns.add();
-  w.deque.push(task.release());
+  w.push_local(task.release());
   w.rt.notify_work();
 }
 
-bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* me) noexcept {
-  // Address equality alone could be an unrelated record reusing the same stack slot after the
-  // parent moved on; the child stack pins it to this very spawn.
-  return item == rec && static_cast<spawn_record*>(item)->child_stack == me;
+// A queued child the policy wants to route: it goes wherever route() puts it, or, if route()
+// keeps it, on this worker's queue.
+void route_or_queue(worker& w, group_state& g, std::unique_ptr<task_base> task) {
+  task->group = &g;
+  task->origin = w.index;
+  g.pending.fetch_add(1, std::memory_order_relaxed);
+  task_base* raw = task.release();
+  w.counters.spawns.add();
+  if (w.rt.hooks.route && w.rt.sched->route(w.ctx, *raw)) return;
+  w.push_local(raw);
+  w.rt.notify_work();
 }
 
+bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* me,
+                   const worker* w) noexcept {
+  // Address equality alone could be an unrelated record reusing the same stack slot after the
+  // parent moved on; the child stack pins it to this very spawn. The record must also be in the
+  // queue of the worker that spawned: a chunk steal may have moved it to the queue of a worker
+  // this child has since moved to, and the parent's spawn would then go on with its own worker's
+  // state on another one. Such a record is a continuation taken like any other.
+  const auto* r = static_cast<spawn_record*>(item);
+  return item == rec && r->child_stack == me && r->spawner == w;
+}
+
+// A queued child run by its parent's wait, on the parent's stack: with its own record, which
+// then gives way to the parent's again.
 void run_inline(worker& w, group_state& g, task_base* raw) {
   std::unique_ptr<task_base> task(raw);
+  ult::stack* stack = w.running;
+  const task_frame parent = frame_of(*stack);
+  frame_of(*stack) = frame_of(*task);
+  const bool hooked = !frame_of(*stack).unhooked;
   if (w.probed) probe_task_begin(w, task->label);
+  if (hooked && w.rt.hooks.task_begin) w.rt.sched->task_begin(w.ctx);
   try {
     task->execute();
   } catch (...) {
     record_exception(g, std::current_exception());
   }
-  if (worker* now = current_worker(); now->probed) probe_task_end(*now, &g);
+  worker* now = current_worker();
+  if (now->probed) probe_task_end(*now, &g);
+  if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
+  frame_of(*stack) = parent;
   task.reset();
   g.pending.fetch_sub(1, std::memory_order_acq_rel);
 }
@@ -102,13 +131,13 @@ void run_inline(worker& w, group_state& g, task_base* raw) {
 void help_with_own_tasks(group_state& g) {
   while (g.pending.load(std::memory_order_acquire) != 0) {
     worker* w = current_worker();  // a helped task may have moved us to another worker
-    auto item = w->deque.pop();
-    if (!item) return;
-    if ((*item)->kind == item_kind::task && (*item)->group == &g) {
-      run_inline(*w, g, static_cast<task_base*>(*item));
+    work_item* item = w->pop_local();
+    if (item == nullptr) return;
+    if (item->kind == item_kind::task && item->group == &g) {
+      run_inline(*w, g, static_cast<task_base*>(item));
       continue;
     }
-    w->deque.push(*item);
+    w->push_local(item);
     return;
   }
 }
@@ -129,7 +158,7 @@ void suspend_until_joined(worker* w, group_state& g) {
 // Moves the running task to worker `target`: parks it, as a resumable waiter of a join that
 // nobody else finishes, and the scheduler hands it to the target once its context is saved.
 void migrate_current(worker* w, group_state& g, int target) {
-  w->counters.suspensions.add();
+  w->counters.migrations.add();
   w->running->may_have_moved = true;
   group_state hop;
   hop.policy_data = g.policy_data;  // the policy sees which group's continuation this is
@@ -143,13 +172,13 @@ void migrate_current(worker* w, group_state& g, int target) {
 }
 
 void finish_group(group_state& g) {
-  g.quiet = false;  // a reused group decides again
+  g.use = {};  // a reused group numbers its children and decides about hooks again
   if (g.begun) {
     worker* w = current_worker();
-    if (w != nullptr && w->rt.hooks.group) {
-      for (int target = w->rt.sched->group_end(*w, g); target >= 0 && target != w->index;
-           target = w->rt.sched->group_end(*w, g)) {
-        migrate_current(w, g, target);
+    if (w != nullptr && w->rt.hooks.group_end) {
+      for (auto target = w->rt.sched->group_end(w->ctx, g); target && *target != w->index;
+           target = w->rt.sched->group_end(w->ctx, g)) {
+        migrate_current(w, g, *target);
         w = current_worker();
       }
     }
@@ -181,10 +210,10 @@ namespace {
 [[noreturn]] void fiber_loop(ult::transfer t);
 
 // A child-first child, called on its own stack by the parent's spawn. Returns to the parent
-// when the parent's continuation is still in the deque (the serial case); otherwise the child
+// when the parent's continuation is still in the queue (the serial case); otherwise the child
 // ran concurrently with it and finishes like a queued task. The watched copies (policy hooks,
-// trace or work/span) also keep the policy's task state; the Probed one also tells the
-// trace and the work/span meter that the child returned.
+// trace or work/span) also call the policy's task hooks and look at the inbox's first lane;
+// the Probed one also tells the trace and the work/span meter that the child returned.
 template <watch Watched, bool Probed>
 void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   ult::entered();
@@ -195,7 +224,7 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   worker* w = rec->spawner;
   auto* me = static_cast<ult::stack*>(rec->child_stack);
   if constexpr (Watched == watch::hooks) {
-    if (w->rt.hooks.spawn) me->task = rec->policy_state;  // set by on_spawn
+    if (w->rt.hooks.task_begin) w->rt.sched->task_begin(w->ctx);
   }
   try {
     rec->start(rec);
@@ -209,35 +238,53 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   }
   if constexpr (Probed) probe_task_end(*w, g);
   if constexpr (Watched != watch::none) {
-    if constexpr (Watched == watch::hooks) w->rt.sched->task_done(*w, me->task);
-    // Urgent work first: the parent stays queued (stealable, and popped by this worker's
-    // scheduler loop after the urgent work), as if it had been stolen.
-    if (w->rt.hooks.urgent && w->rt.sched->has_urgent(*w)) {
-      fiber_loop(complete_concurrent_child(w, g, me));
+    if constexpr (Watched == watch::hooks) {
+      if (w->rt.hooks.task_end) w->rt.sched->task_end(w->ctx);
     }
+    // Work that goes before the queue first: the parent stays queued (stealable, and popped by
+    // this worker's scheduler loop after that work), as if it had been stolen.
+    if (w->mail.has(lane::first)) fiber_loop(complete_concurrent_child(w, g, me));
   }
-  if (auto item = w->deque.pop()) {
-    if (is_own_parent(*item, rec, me)) {
+  if (work_item* item = w->pop_local()) {
+    if (is_own_parent(item, rec, me, w)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
       return;  // the parent releases this stack
     }
-    w->deque.push(*item);
+    w->push_local(item);
   }
   // This context parks in the stack pool and may later run queued tasks.
   fiber_loop(complete_concurrent_child(w, g, me));
 }
 
+// A queued task, or a gang's member, on the stack of this context.
 [[gnu::noinline]] ult::transfer run_task(const switch_msg* m) {
-  auto* raw = static_cast<task_base*>(m->item);
-  group_state* g = raw->group;
-  const bool root = raw->submitted;
-  m->w->running->task = raw->policy_state;
-  std::unique_ptr<task_base> task(raw);
-  if (worker* w = m->w; w->probed) {
-    probe_task_begin(*w, task->label != nullptr ? task->label : (root ? "root" : nullptr));
+  worker* w = m->w;
+  task_base* raw;
+  group_state* g;
+  gang_member* member = nullptr;
+  if (m->item->kind == item_kind::gang_member) {
+    member = static_cast<gang_member*>(m->item);
+    raw = member->gang;
+    g = member->group;
+  } else {
+    raw = static_cast<task_base*>(m->item);
+    g = raw->group;
   }
+  task_frame& frame = frame_of(*w->running);
+  frame = frame_of(*raw);
+  const bool root = member == nullptr && raw->submitted;
+  const bool hooked = w->rt.hooks.task_begin && !frame.unhooked;
+  if (w->probed) {
+    probe_task_begin(*w, raw->label != nullptr ? raw->label : (root ? "root" : nullptr));
+  }
+  if (hooked) w->rt.sched->task_begin(w->ctx);
+  std::unique_ptr<task_base> task(member == nullptr ? raw : nullptr);
   try {
-    task->execute();
+    if (member != nullptr) {
+      member->gang->run_member(member->index);
+    } else {
+      task->execute();
+    }
   } catch (...) {
     if (g != nullptr) {
       record_exception(*g, std::current_exception());
@@ -245,11 +292,11 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
       current_worker()->rt.count_suppressed_exception();
     }
   }
-  worker* w = current_worker();
+  w = current_worker();
   w->running->may_have_moved = false;
   // Before root_done: whoever waits for the root reads the work/span totals.
   if (w->probed) probe_task_end(*w, g);
-  if (!w->plain_spawn) w->rt.sched->task_done(*w, w->running->task);
+  if (w->rt.hooks.task_end && !frame_of(*w->running).unhooked) w->rt.sched->task_end(w->ctx);
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
     w->enter_phase(worker::phase::busy, clock_ns());
@@ -280,12 +327,11 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
   switch_msg msg{what::finished, w, me, nullptr, nullptr};
   if (g != nullptr &&
       g->pending.fetch_sub(1, std::memory_order_acq_rel) == group_state::waiter_flag + 1) {
-    // Last child of a parked waiter: hand this worker over to it.
+    // Last child of a parked waiter: hand this worker over to it, unless the policy routes it.
     const suspended waiter = g->waiter;
-    runtime_impl& rt = w->rt;
-    const int target = rt.hooks.ready && !g->quiet ? rt.sched->on_ready(*w, *g) : w->index;
-    g->resume->origin = w->index;
-    if (target == w->index || !rt.sched->deliver(*w, target, g->resume)) {
+    resume_item* resume = g->resume;
+    resume->origin = w->index;
+    if (!w->rt.hooks.route || g->use.unhooked || !w->rt.sched->route(w->ctx, *resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
       if (w->trace != nullptr) {
@@ -295,49 +341,40 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
       }
       return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
     }
-    w->counters.mailbox_pushes.add();
-    rt.wake_all_for_mailbox();
   }
   w->running = &w->native;
   return ult::switch_to(w->sched_ctx, w->native, &msg);
 }
 
 namespace {
-// The policy's group-begin and spawn hooks; false when it routes the child elsewhere.
-[[gnu::noinline]] bool consult_policy(worker& w, spawn_record& rec) {
-  group_state& g = *rec.group;
-  if (w.rt.hooks.group && !g.begun) begin_group(w, g);
-  if (w.rt.hooks.spawn) {
-    const spawn_decision d = w.rt.sched->on_spawn(w, rec);
-    if (d.what != spawn_decision::action::child_first) {
-      rec.route = static_cast<std::uint8_t>(d.what);
-      rec.route_target = d.target;
-      return false;
-    }
-  }
+// A hooked spawn: the group's begin hook at its first spawn, the child's record inherited from
+// its creator's as that hook left it, then the spawn hook.
+[[gnu::noinline]] spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
+                                                const spawn_options& hints, bool queued) {
+  if (w.rt.hooks.groups() && !g.begun) begin_group(w, g);
+  inherit(child, frame_of(*w.running), g, hints.place);
+  if (!w.rt.hooks.spawn) return queued ? spawn_decision::parent_first : spawn_decision::child_first;
+  spawn_request request{g, hints, child, queued};
+  const spawn_decision d = w.rt.sched->on_spawn(w.ctx, request);
+  return queued && d == spawn_decision::child_first ? spawn_decision::parent_first : d;
+}
+
+// Whether `g`'s children need no policy hook (task_frame::children_unhooked): decided at its
+// first spawn, by its creator's record then, unless its hooks have begun.
+inline bool unhooked_group(group_state& g, const task_frame& creator) noexcept {
+  if (g.use.unhooked) return true;
+  if (g.begun || !creator.children_unhooked) return false;
+  g.use.unhooked = true;
   return true;
 }
 
-// Whether `g`'s children need no policy hooks (task_state::quiet): decided at its first spawn,
-// by its creator's state then, unless its hooks have begun.
-inline bool quiet_group(const worker& w, group_state& g) noexcept {
-  if (g.quiet) return true;
-  if (g.begun || !w.rt.hooks.spawn || !w.running->task.quiet) return false;
-  g.quiet = true;
-  return true;
-}
-
-// The spawn itself, once it is decided that the child runs here, child-first.
+// The spawn itself, once it is decided that the child runs here, child-first, on `child` (whose
+// record is written).
 template <watch Watched, bool Probed>
-[[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec) {
+[[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec,
+                                                   ult::stack* child) {
   w->counters.spawns.add();
-  ult::stack* child = w->stacks.acquire();
-  ult::prepare_for_call(*child);
   ult::stack* parent = w->running;
-  if constexpr (Watched == watch::inherited) {
-    child->task = parent->task;
-    child->task.group = nullptr;
-  }
   rec.parent.stack = parent;
   rec.child_stack = child;
   rec.spawner = w;
@@ -351,24 +388,41 @@ template <watch Watched, bool Probed>
   }
 }
 
+inline ult::stack* child_stack(worker* w) {
+  ult::stack* child = w->stacks.acquire();
+  ult::prepare_for_call(*child);
+  return child;
+}
+
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
 // pays one byte test for all of them.
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
-  if (!w->probed) {
-    if (quiet_group(*w, *rec.group)) {
-      run_child_first<watch::inherited, false>(w, rec);
-      return true;
-    }
-    if (!consult_policy(*w, rec)) return false;
-    run_child_first<watch::hooks, false>(w, rec);
+  group_state& g = *rec.group;
+  ult::stack* child = child_stack(w);
+  task_frame& creator = frame_of(*w->running);
+  task_frame& frame = frame_of(*child);
+  if (!w->probed && unhooked_group(g, creator)) {
+    inherit(frame, creator, g, rec.options.place);
+    frame.unhooked = true;
+    run_child_first<watch::unhooked, false>(w, rec, child);
     return true;
   }
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
-  if (!consult_policy(*w, rec)) return false;
+  const spawn_decision d = consult_policy(*w, g, frame, rec.options, false);
+  if (d != spawn_decision::child_first) {
+    // spawn_routed takes the child's record from this stack, then gives the stack back.
+    rec.route = static_cast<std::uint8_t>(d);
+    rec.child_stack = child;
+    return false;
+  }
   // wait() then reaches finish_group, where the meter sees the join.
-  if (w->workspan != nullptr) rec.group->begun = true;
-  probe_task_begin(*w, label, rec.start);
-  run_child_first<watch::hooks, true>(w, rec);
+  if (w->workspan != nullptr) g.begun = true;
+  if (w->probed) {
+    probe_task_begin(*w, label, rec.start);
+    run_child_first<watch::hooks, true>(w, rec, child);
+  } else {
+    run_child_first<watch::hooks, false>(w, rec, child);
+  }
   return true;
 }
 
@@ -381,7 +435,9 @@ bool spawn_child_first(spawn_record& rec) {
     return true;
   }
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  run_child_first<watch::none, false>(w, rec);
+  ult::stack* child = child_stack(w);
+  inherit(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
+  run_child_first<watch::none, false>(w, rec, child);
   return true;
 }
 
@@ -397,7 +453,7 @@ void publish_continuation(spawn_record* rec) noexcept {
     return;
   }
   worker* w = rec->spawner;
-  w->deque.push(rec);
+  w->push_local(rec);
   w->rt.notify_work();
 }
 
@@ -409,34 +465,30 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     default_runtime().impl().submit(std::move(task));
     return;
   }
-  if (w->rt.hooks.group && !g.begun && !g.quiet) begin_group(*w, g);
+  task_frame& creator = frame_of(*w->running);
+  task_frame& frame = frame_of(*task);
+  if (w->plain_spawn || (!w->probed && unhooked_group(g, creator))) {
+    inherit(frame, creator, g, task->options.place);
+    frame.unhooked = !w->plain_spawn;
+    queue_locally(*w, g, std::move(task));
+    return;
+  }
   if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
-  // A queued child inherits its parent's policy state (no spawn hook decides about it), as a
-  // member of this group: the parent's group record is the parent's, and a policy that counts
-  // its members' ends there (ADWS dominance) must not see this child's.
-  task->policy_state = w->running->task;
-  task->policy_state.group = g.policy_data;
+  if (consult_policy(*w, g, frame, task->options, true) == spawn_decision::route) {
+    route_or_queue(*w, g, std::move(task));
+    return;
+  }
   queue_locally(*w, g, std::move(task));
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
   worker* w = current_worker();
-  task->policy_state = rec.policy_state;  // set by the policy's on_spawn
-  const auto action = static_cast<spawn_decision::action>(rec.route);
-  if (action == spawn_decision::action::send && rec.route_target >= 0 &&
-      rec.route_target < w->rt.size() && rec.route_target != w->index) {
-    task->group = &g;
-    task->origin = w->index;
-    g.pending.fetch_add(1, std::memory_order_relaxed);
-    task_base* raw = task.release();
-    if (w->rt.sched->deliver(*w, rec.route_target, raw)) {
-      w->counters.spawns.add();
-      w->counters.mailbox_pushes.add();
-      w->rt.wake_all_for_mailbox();
-      return;
-    }
-    task.reset(raw);  // mailbox occupied: keep it here
-    g.pending.fetch_sub(1, std::memory_order_relaxed);
+  auto* child = static_cast<ult::stack*>(rec.child_stack);
+  frame_of(*task) = frame_of(*child);
+  w->stacks.release(child);
+  if (static_cast<spawn_decision>(rec.route) == spawn_decision::route) {
+    route_or_queue(*w, g, std::move(task));
+    return;
   }
   queue_locally(*w, g, std::move(task));
 }
@@ -451,7 +503,7 @@ void wait(group_state& g) {
     finish_group(g);
     return;
   }
-  if (g.begun && w->rt.hooks.group) w->rt.sched->group_wait(*w, g);
+  if (g.begun && w->rt.hooks.group_wait) w->rt.sched->group_wait(w->ctx, g);
   if (g.pending.load(std::memory_order_acquire) != 0) {
     help_with_own_tasks(g);
     if (g.pending.load(std::memory_order_acquire) != 0) suspend_until_joined(current_worker(), g);

@@ -15,21 +15,23 @@
 //   child's server alone; a group that fits the child is tied to the child too, and scheduled
 //   among the child's children.
 // - Spawns are child-first at every level; a tied group's continuation goes back to the tied
-//   unit's server before the group ends, so that its server unties it.
+//   unit's server (the `first` lane of its inbox) before the group ends, so that its server
+//   unties it.
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "sched/context.hpp"
 #include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
-#include "sched/runtime_impl.hpp"
-#include "sched/worker.hpp"
 
 namespace locus::detail {
 namespace {
 
 using multilevel::cache_tree;
+using multilevel::state_of;
+using multilevel::task_state;
 using multilevel::tie_record;
 using multilevel::tie_table;
 using multilevel::worker_levels;
@@ -38,46 +40,45 @@ struct group_plan {
   int level = 0;           // where the children are scheduled
   int creator_server = 0;  // worker that unties the group and runs the creator's continuation
   task_state creator{};
+  bool creator_unhooked = false;
   tie_record tie;
 };
 
-class ml_ws_policy final : public policy {
+class ml_ws_policy final : public policy_base<ml_ws_policy> {
  public:
-  std::string_view name() const noexcept override { return "ml-ws"; }
-  policy_hooks hooks() const noexcept override {
-    return {.spawn = true, .group = true, .ready = true};
-  }
-
-  void attach(runtime_impl& rt) override {
-    tree_ = cache_tree::build(rt.topology, rt.size(), false);
+  void attach(const topo::topology& topology, int workers) override {
+    tree_ = cache_tree::build(topology, workers, false);
     ties_.emplace(tree_);
     queues_.clear();
-    for (int i = 0; i < rt.size(); ++i) {
+    for (int i = 0; i < workers; ++i) {
       queues_.push_back(std::make_unique<worker_levels>(tree_.levels()));
     }
-    plans_.reset(rt.size());
+    plans_.reset(workers);
   }
 
-  bool takes_roots(const worker& w) const noexcept override { return w.index == 0; }
+  // The root is at the memory's level, whose server is worker 0.
+  std::optional<int> root_worker() const noexcept override { return 0; }
 
-  bool has_work(const worker& w) const noexcept override {
-    const int level = ties_->active_level(w.index);
-    return queues_of(w.index).has(level);
+  bool has_work(const context& ctx) const noexcept override {
+    const int level = ties_->active_level(ctx.self());
+    return queues_of(ctx.self()).has(level);
   }
 
-  void group_begin(worker& w, group_state& g) override {
-    task_state& cur = w.running->task;
-    if (!cur.set) cur = {0.0, 1.0, 0, 0, true, false, nullptr};  // a root: at the memory
-    group_plan* plan = plans_.take(w.index).first;
+  void group_begin(context& ctx, group_state& g) override {
+    task_frame& creator = ctx.current();
+    task_state& cur = state_of(creator);
+    if (!cur.set) cur = {{0.0, 1.0}, 0, 0, true, nullptr};  // a root: at the memory
+    group_plan* plan = plans_.take(ctx.self()).first;
     plan->creator = cur;
+    plan->creator_unhooked = creator.children_unhooked;
     plan->tie = {};
     int level = cur.level;
-    const int unit = tree_.unit_of(level, w.index);
+    const int unit = tree_.unit_of(level, ctx.self());
     plan->creator_server = tree_.server(level, unit);
     if (level < tree_.leaf_level()) {
-      const int before = ties_->active_level(w.index);
+      const int before = ties_->active_level(ctx.self());
       // Fig. 13, line 55: tie the group to the unit this worker leads, if it fits.
-      const bool leads = level == 0 || (before == level && plan->creator_server == w.index);
+      const bool leads = level == 0 || (before == level && plan->creator_server == ctx.self());
       if (leads && g.size_bytes <= tree_.unit(level, unit).capacity) {
         // Scheduling among the children of a unit that has only one would run the group on
         // that child's server alone: a group that fits the child is tied to it as well.
@@ -90,85 +91,82 @@ class ml_ws_policy final : public policy {
         }
         if (ties_->try_tie(level, unit, unit, to)) {
           plan->tie = {level, unit, unit, to};
-          if (ties_->active_level(w.index) != before) {
-            multilevel::set_aside_deque(w, queues_of(w.index), before);
+          if (ties_->active_level(ctx.self()) != before) {
+            multilevel::set_aside_queue(ctx, queues_of(ctx.self()), before);
           }
-          w.rt.wake_all_for_mailbox();  // the unit's children have work now
+          // The unit's children have work now.
+          const auto& tied = tree_.unit(level, unit);
+          multilevel::wake_workers(ctx, tied.first_worker, tied.last_worker);
           level = to;
         }
       }
     }
     plan->level = level;
-    // The creator's continuation, and children it queues without the spawn hook, belong there.
+    // The creator's continuation, and children it queues, belong there.
     cur.level = static_cast<std::int16_t>(level);
-    cur.quiet = level == tree_.leaf_level();
+    creator.children_unhooked = level == tree_.leaf_level();
     g.policy_data = plan;
   }
 
-  int group_end(worker& w, group_state& g) override {
+  std::optional<int> group_end(context& ctx, group_state& g) override {
     auto* plan = static_cast<group_plan*>(g.policy_data);
-    if (plan->tie.active() && w.index != plan->creator_server) return plan->creator_server;
+    if (plan->tie.active() && ctx.self() != plan->creator_server) return plan->creator_server;
     g.policy_data = nullptr;
-    w.running->task = plan->creator;
+    state_of(ctx.current()) = plan->creator;
+    ctx.current().children_unhooked = plan->creator_unhooked;
     if (plan->tie.active()) {
       ties_->untie(plan->tie.level, plan->tie.first, plan->tie.last, plan->tie.to);
     }
-    plans_.give_back(w.index, plan);
-    return -1;
+    plans_.give_back(ctx.self(), plan);
+    return std::nullopt;
   }
 
-  spawn_decision on_spawn(worker& w, work_item& child) override {
-    const auto& plan = *static_cast<const group_plan*>(child.group->policy_data);
+  spawn_decision on_spawn(context& ctx, spawn_request& spawn) override {
+    const auto& plan = *static_cast<const group_plan*>(spawn.group.policy_data);
     const auto level = static_cast<std::int16_t>(plan.level);
-    // A task at the workers' level is quiet (task_state::quiet): its groups fit no cache below
-    // and are stolen among the workers of its unit, as every task there is.
-    const bool quiet = plan.level == tree_.leaf_level();
-    child.state() = {0.0, 0.0, 0, level, true, quiet, nullptr};
-    w.running->task.level = level;  // the creator's continuation belongs to the group's level
-    w.running->task.quiet = quiet;
-    return {};
+    // A task at the workers' level needs no hooks for its groups: they fit no cache below and
+    // are stolen among the workers of its unit, as every task there is.
+    const bool unhooked = plan.level == tree_.leaf_level();
+    state_of(spawn.child) = {{}, 0, level, true, nullptr};
+    spawn.child.children_unhooked = unhooked;
+    task_frame& creator = ctx.current();
+    state_of(creator).level = level;  // the creator's continuation belongs to the group's level
+    creator.children_unhooked = unhooked;
+    return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
   }
 
-  int on_ready(worker& w, group_state& g) override {
-    const auto& plan = *static_cast<const group_plan*>(g.policy_data);
-    return plan.tie.active() ? plan.creator_server : w.index;
-  }
-
-  bool deliver(worker& from, int target, work_item* item) override {
-    (void)from;
-    // Only continuations travel (to untie their group on the unit's server).
-    const auto* plan = static_cast<const group_plan*>(item->group->policy_data);
-    queues_of(target).return_continuation(
-        plan != nullptr ? plan->level : ties_->active_level(target), item);
+  // Only continuations travel: a tied group's goes back to the tied unit's server to untie it.
+  bool route(context& ctx, work_item& item) override {
+    const auto* plan = static_cast<const group_plan*>(item.group->policy_data);
+    if (item.kind != item_kind::resume || plan == nullptr || !plan->tie.active() ||
+        plan->creator_server == ctx.self()) {
+      return false;
+    }
+    ctx.deliver(plan->creator_server, &item, lane::first);
     return true;
   }
 
-  work_item* find_work(worker& w) override {
-    const int level = ties_->active_level(w.index);
-    worker_levels& q = queues_of(w.index);
+  work_item* find_work(context& ctx) override {
+    const int level = ties_->active_level(ctx.self());
+    worker_levels& q = queues_of(ctx.self());
     {
       const std::lock_guard hold(q.lock);
       if (work_item* own = q.take_own(level)) return own;
     }
     // Random victims among the units that share this worker's unit's parent.
-    const int mine = tree_.unit_of(level, w.index);
-    const auto& parent = tree_.unit(level - 1, tree_.unit_of(level - 1, w.index));
+    const int mine = tree_.unit_of(level, ctx.self());
+    const int parent_unit = tree_.unit_of(level - 1, ctx.self());
+    const auto& parent = tree_.unit(level - 1, parent_unit);
     const int siblings = parent.last_child - parent.first_child;
-    if (siblings < 2 || !ties_->tied(level - 1, tree_.unit_of(level - 1, w.index))) {
-      return nullptr;
-    }
+    if (siblings < 2 || !ties_->tied(level - 1, parent_unit)) return nullptr;
     for (int attempt = 0; attempt < siblings - 1; ++attempt) {
-      int victim = parent.first_child +
-                   static_cast<int>(w.next_random() % static_cast<std::uint32_t>(siblings - 1));
+      int victim = parent.first_child + ctx.random_below(siblings - 1);
       if (victim >= mine) ++victim;
       const int server = tree_.server(level, victim);
-      const auto distance = static_cast<std::size_t>(w.rt.distance(w.index, server));
-      if (work_item* item =
-              multilevel::steal_primary(w.rt.at(server), queues_of(server), level, *ties_)) {
-        w.counters.steals[distance].add();
-        return item;
-      }
-      w.counters.failed_steals[distance].add();
+      const steal_result r = ctx.steal_with(server, [&] {
+        return multilevel::steal_primary(ctx, server, queues_of(server), level, *ties_);
+      });
+      if (r) return r.item;
     }
     return nullptr;
   }

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <map>
 
-#include "sched/worker.hpp"
+#include "sched/context.hpp"
 #include "topology/topology.hpp"
 
 namespace locus::detail::multilevel {
@@ -220,7 +220,7 @@ work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
 work_item* worker_levels::take_admitted(int level, std::deque<work_item*>& q,
                                         const steal_bounds* bounds, bool from_back) {
   const auto admitted = [bounds](work_item* item) {
-    return bounds == nullptr || bounds->admits(queued_state(*item));
+    return bounds == nullptr || bounds->admits(state_of(context::record_of(*item)));
   };
   auto it = q.end();
   if (from_back) {
@@ -236,35 +236,15 @@ work_item* worker_levels::take_admitted(int level, std::deque<work_item*>& q,
   return item;
 }
 
-work_item* worker_levels::take_returned_locked(int level) {
-  auto& mine = at[static_cast<std::size_t>(level)].returned;
-  if (mine.empty()) return nullptr;
-  returned.fetch_sub(1, std::memory_order_relaxed);
-  return take_front(level, mine);
-}
-
 work_item* worker_levels::take_own(int level) {
-  if (work_item* item = take_returned_locked(level)) return item;
   auto& held = at[static_cast<std::size_t>(level)].held;
   if (!held.empty()) return take_back(level, held);
   return nullptr;
 }
 
-void worker_levels::return_continuation(int level, work_item* item) {
-  const std::lock_guard hold(lock);
-  at[static_cast<std::size_t>(level)].returned.push_back(item);
-  add(level);
-  returned.fetch_add(1, std::memory_order_release);
-}
-
-work_item* worker_levels::take_returned(int level) {
-  const std::lock_guard hold(lock);
-  return take_returned_locked(level);
-}
-
-void set_aside_deque(worker& w, worker_levels& q, int level) {
+void set_aside_queue(context& ctx, worker_levels& q, int level) {
   std::vector<work_item*> newest_first;
-  while (auto item = w.deque.pop()) newest_first.push_back(*item);
+  while (work_item* item = ctx.pop_own()) newest_first.push_back(item);
   if (newest_first.empty()) return;
   const std::lock_guard hold(q.lock);
   auto& held = q.at[static_cast<std::size_t>(level)].held;
@@ -272,31 +252,37 @@ void set_aside_deque(worker& w, worker_levels& q, int level) {
   q.add(level, static_cast<int>(newest_first.size()));
 }
 
-work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
-                         const steal_bounds* bounds) {
+work_item* steal_primary(context& ctx, int victim, worker_levels& q, int level,
+                         const tie_table& ties, const steal_bounds* bounds) {
   // Checked without the lock first: idle thieves must not keep a busy victim's lock bouncing.
-  if (!q.has(level) && victim.deque.empty()) return nullptr;
-  // Thieves take the victim's items one at a time under its lock: deque items set aside reach
-  // its held items in the order they had in the deque (oldest first), so that the victim, which
+  if (!q.has(level) && ctx.queue_looks_empty(victim)) return nullptr;
+  // Thieves take the victim's items one at a time under its lock: queue items set aside reach
+  // its held items in the order they had in the queue (oldest first), so that the victim, which
   // takes the newest held item first, keeps its own order of work.
   const std::lock_guard hold(q.lock);
   auto& held = q.at[static_cast<std::size_t>(level)].held;
   if (work_item* item = q.take_admitted(level, held, bounds, false)) return item;
-  if (ties.active_level(victim.index) != level) return nullptr;
-  const auto item = victim.deque.steal();
-  if (!item) return nullptr;
-  const task_state& t = queued_state(**item);
+  if (ties.active_level(victim) != level) return nullptr;
+  work_item* item = ctx.take_from(victim);
+  if (item == nullptr) return nullptr;
+  const task_state& t = state_of(context::record_of(*item));
   const int own = t.level;
   const bool this_level = own == level || own < 0 || own >= static_cast<int>(q.at.size());
-  if (this_level && (bounds == nullptr || bounds->admits(t))) return *item;
+  if (this_level && (bounds == nullptr || bounds->admits(t))) return item;
   if (this_level) {
-    held.push_back(*item);
+    held.push_back(item);
     q.add(level);
   } else {
-    q.at[static_cast<std::size_t>(own)].held.push_front(*item);
+    q.at[static_cast<std::size_t>(own)].held.push_front(item);
     q.add(own);
   }
   return nullptr;
+}
+
+void wake_workers(context& ctx, int first, int last) {
+  for (int w = first; w < last; ++w) {
+    if (w != ctx.self()) ctx.wake(w);
+  }
 }
 
 }  // namespace locus::detail::multilevel

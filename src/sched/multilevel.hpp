@@ -31,13 +31,15 @@
 #include <vector>
 
 #include "locus/detail/spawn.hpp"
+#include "sched/adws_range.hpp"
+#include "sched/task_frame.hpp"
 
 namespace locus::topo {
 class topology;
 }
 
 namespace locus::detail {
-class worker;
+class context;
 }
 
 namespace locus::detail::multilevel {
@@ -108,22 +110,37 @@ struct tie_record {
   bool active() const noexcept { return level >= 0; }
 };
 
+// The per-task state of the multi-level policies (their policy_slot): the level of the tree of
+// caches the task is scheduled at, and for ADWS its distribution range in units of that level,
+// its depth among cross-worker groups and the plan of the group it is a child of. All zero (not
+// `set`) for a root.
+struct task_state {
+  dist_range range;
+  std::int32_t depth;
+  std::int16_t level;
+  bool set;
+  void* group;
+};
+
+inline task_state& state_of(task_frame& f) noexcept {
+  return f.slot.as<task_state>();
+}
+
 // The items a thief may take (ADWS's steal range, §3.2): tasks whose distribution range lies in
 // [x, y) and whose depth is at least `depth`.
 struct steal_bounds {
-  double x = 0, y = 0;
+  dist_range range;
   int depth = 0;
   bool admits(const task_state& t) const noexcept {
-    return !t.set || (t.lo >= x && t.hi <= y && t.depth >= depth);
+    return !t.set || (range.contains(t.range) && t.depth >= depth);
   }
 };
 
 // A worker's queues of one level.
 struct level_queues {
   std::vector<std::deque<work_item*>> by_depth;  // migration queues (ADWS), by depth
-  std::deque<work_item*> returned;               // continuations sent back to this worker
-  // Primary items set aside: the deque's contents when this worker moved a level down, and
-  // items a thief took from the deque but that belong to this level. Newest at the back.
+  // Primary items set aside: the queue's contents when this worker moved a level down, and
+  // items a thief took from the queue but that belong to this level. Newest at the back.
   std::deque<work_item*> held;
 };
 
@@ -148,18 +165,8 @@ struct worker_levels {
   bool has(int level) const noexcept {
     return queued[static_cast<std::size_t>(level)].load(std::memory_order_seq_cst) > 0;
   }
-  // With `lock` held: a continuation sent back at `level`, else the newest held item.
+  // With `lock` held: the newest held item of `level`.
   work_item* take_own(int level);
-  // A continuation sent back to this worker, resumed when it works at `level`.
-  void return_continuation(int level, work_item* item);
-  // Continuations sent back, at any level (read without the lock).
-  bool has_returned() const noexcept { return returned.load(std::memory_order_acquire) > 0; }
-  // A continuation sent back at `level` (takes the lock).
-  work_item* take_returned(int level);
-
- private:
-  work_item* take_returned_locked(int level);
-  std::atomic<int> returned{0};
 };
 
 // Group plans per worker: a group ends on whichever worker resumes its creator and gives its
@@ -191,17 +198,20 @@ class plan_pool {
   std::vector<list> lists_;
 };
 
-// Moves every item of w's deque to the back of `held` (oldest first): w goes a level down, and
-// what it left at its old level stays stealable there.
-void set_aside_deque(worker& w, worker_levels& q, int level);
+// Moves every item of the calling worker's queue to the back of its `held` items (oldest first):
+// it goes a level down, and what it left at its old level stays stealable there.
+void set_aside_queue(context& ctx, worker_levels& q, int level);
 
-// Steals from `victim`'s primary items at `level`: its oldest held item that `bounds` admits
-// (any, without bounds), else its deque's oldest if it works at that level now. An item of
-// another level taken from the deque (the victim moved between the check and the steal) goes to
-// the victim's held items of its own level, one outside the bounds to the newest end of its held
-// items of this level, where the victim takes it as soon as its deque is empty: its place in
-// the victim's order of work.
-work_item* steal_primary(worker& victim, worker_levels& q, int level, const tie_table& ties,
-                         const steal_bounds* bounds = nullptr);
+// Steals from worker `victim`'s primary items at `level` (its queues `q`): its oldest held item
+// that `bounds` admits (any, without bounds), else its queue's oldest if it works at that level
+// now. An item of another level taken from the queue (the victim moved between the check and
+// the steal) goes to the victim's held items of its own level, one outside the bounds to the
+// newest end of its held items of this level, where the victim takes it as soon as its queue is
+// empty: its place in the victim's order of work. Uncounted: called inside context::steal_with.
+work_item* steal_primary(context& ctx, int victim, worker_levels& q, int level,
+                         const tie_table& ties, const steal_bounds* bounds = nullptr);
+
+// Wakes the workers [first, last) that sleep (their units got work to steal).
+void wake_workers(context& ctx, int first, int last);
 
 }  // namespace locus::detail::multilevel

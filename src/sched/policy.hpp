@@ -1,134 +1,181 @@
-// The interface between the generic worker loop and a scheduler policy (DESIGN.md §2).
+// The interface between the generic core and a scheduler policy (DESIGN.md §2). The core owns
+// threads, stacks, each worker's queue of ready work and inbox, the join protocol, sleeping and
+// waking, and all counting; a policy decides where work goes and where idle workers look for it,
+// and sees the core only through a context (sched/context.hpp). docs/scheduler-policies.md is the
+// guide: the contract of every hook and which hooks each scheduler uses.
 //
-// The core owns threads, stacks, one Chase-Lev deque and one single-entry mailbox per worker, and
-// the join protocol. A policy decides where work goes and where idle workers look for it. Hooks
-// that sit on hot paths (spawn, task-group begin/end, a waiter becoming ready) are only called
-// when the policy asks for them in hooks(), so ws pays one predictable branch and nothing else.
+// A policy derives from policy_base<Self> and overrides what it needs; find_work is the only
+// hook every policy has. The core calls a per-spawn or per-task hook only if the policy
+// overrides it (found at compile time, see hook_set), so a policy without such hooks pays one
+// predictable branch per spawn and nothing else.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "locus/detail/spawn.hpp"
+#include "queue/work_queue.hpp"
+
+namespace locus::topo {
+class topology;
+}
 
 namespace locus::detail {
 
-class worker;
-class runtime_impl;
+class context;
+struct task_frame;
 
-struct policy_hooks {
-  bool spawn = false;   // on_spawn for every spawn
-  bool group = false;   // group_begin / group_wait / group_end for every task group
-  bool ready = false;   // on_ready when a suspended waiter's last child finishes
-  bool urgent = false;  // has_urgent / take_urgent at task completion and before the deque
+using ready_queue = queue::work_queue<work_item*>;
+
+// What the policy decides for a new child (on_spawn).
+enum class spawn_decision : std::uint8_t {
+  child_first,   // run the child now; the parent's continuation becomes stealable (the default)
+  parent_first,  // queue the child on this worker's queue; the parent goes on
+  route,         // hand the child, boxed as a task, to the policy's route()
 };
 
-// What to do with a new child (on_spawn).
-struct spawn_decision {
-  enum class action {
-    child_first,   // run the child now; the parent's continuation becomes stealable (default)
-    parent_first,  // queue the child in this worker's deque; the parent goes on
-    send,          // hand the not-yet-started child to worker `target` (its mailbox)
-  };
-  action what = action::child_first;
-  int target = -1;
+// A spawn as on_spawn sees it. The child's record already holds what it inherits (its parent's
+// slot, its place and path); the policy may change its slot and children_unhooked.
+struct spawn_request {
+  group_state& group;          // the group the child joins: hints, size, policy_data
+  const spawn_options& hints;  // the child's own hints
+  task_frame& child;
+  bool queued;  // the program asked for locus::parent_first: child_first is taken as parent_first
+};
+
+// The hooks a policy overrides (filled in by policy_base).
+struct hook_set {
+  bool spawn = false;        // on_spawn
+  bool route = false;        // route
+  bool task_begin = false;   // task_begin
+  bool task_end = false;     // task_end
+  bool group_begin = false;  // any of group_begin, group_wait, group_end: every group begins
+  bool group_wait = false;
+  bool group_end = false;
+
+  bool groups() const noexcept { return group_begin || group_wait || group_end; }
+  // Whether a spawn has anything to ask the policy.
+  bool per_spawn() const noexcept { return spawn || route || task_begin || task_end || groups(); }
 };
 
 class policy {
  public:
   virtual ~policy() = default;
-  virtual std::string_view name() const noexcept = 0;
-  virtual policy_hooks hooks() const noexcept { return {}; }
+  const hook_set& hooks() const noexcept { return hooks_; }
 
-  // Called once the workers exist, before any task runs (per-worker and per-place state).
-  virtual void attach(runtime_impl& rt) { (void)rt; }
-
-  virtual spawn_decision on_spawn(worker& w, work_item& child) {
-    (void)w;
-    (void)child;
-    return {};
+  // ---- set-up (once, before any task runs)
+  // Per-worker and per-place state, from the topology the workers run on.
+  virtual void attach(const topo::topology& topology, int workers) {
+    (void)topology;
+    (void)workers;
   }
-  // Task-group lifecycle: group_begin before the group's first child starts, group_end when its
-  // wait() completes. Per-group state goes in group_state::policy_data.
-  virtual void group_begin(worker& w, group_state& g) {
-    (void)w;
-    (void)g;
-  }
-  // The group's creator reached wait(): its own work between the spawns and the wait is done,
-  // children may still run.
-  virtual void group_wait(worker& w, group_state& g) {
-    (void)w;
-    (void)g;
-  }
-  // group_end may return another worker's index: the waiting task then moves there first (the
-  // core parks it and delivers it, as a resumable waiter, to that worker) and group_end is called
-  // again on the new worker. -1 (or w's own index): the group is finished here.
-  virtual int group_end(worker& w, group_state& g) {
-    (void)w;
-    (void)g;
-    return -1;
-  }
-  // The last child of a suspended waiter finished on `w`. Return the worker index that should
-  // resume the waiter: w's own index resumes it at once; another index sends the continuation
-  // to that worker's mailbox (e.g. NUMA-WS pushing it to its place, ADWS to its owner).
-  virtual int on_ready(worker& w, group_state& g);
-
-  // A task finished running (its own code; its children may still run), for policies with a
-  // spawn or group hook. `state` is the task's policy state.
-  virtual void task_done(worker& w, const task_state& state) {
-    (void)w;
-    (void)state;
-  }
-
-  // Hands `item` (a not-yet-started task the policy routed with `send`, or a resumable waiter
-  // on_ready sent away) to worker `target`. False if it cannot take it now; the core then keeps
-  // the item on `from`. Default: the target's single-entry mailbox.
-  virtual bool deliver(worker& from, int target, work_item* item);
-
-  // Whether policy-owned queues hold work for `w`: checked by a worker about to sleep, after it
-  // has announced itself as a sleeper, so that work delivered just before is not slept through.
-  virtual bool has_work(const worker& w) const noexcept {
-    (void)w;
-    return false;
-  }
-
-  // Whether `w` may start roots submitted from outside the runtime (ADWS: only the owner of the
-  // whole distribution range, worker 0).
-  virtual bool takes_roots(const worker& w) const noexcept {
-    (void)w;
-    return true;
-  }
-
-  // Work that goes before the worker's own deque (ADWS: a cross-worker continuation sent back
-  // to its owner runs at the owner's next scheduling point, §3.1). has_urgent is asked when a
-  // child-first child finishes (true: the child's parent stays queued, and the worker goes to
-  // its scheduler loop), take_urgent at the start of each round of looking for work.
-  virtual bool has_urgent(const worker& w) const noexcept {
-    (void)w;
-    return false;
-  }
-  virtual work_item* take_urgent(worker& w) {
-    (void)w;
+  // Worker `worker`'s queue of ready work; nullptr keeps the Chase-Lev deque.
+  virtual std::unique_ptr<ready_queue> make_queue(int worker) {
+    (void)worker;
     return nullptr;
   }
+  // The worker that starts roots submitted from outside the runtime; nullopt: any worker.
+  virtual std::optional<int> root_worker() const noexcept { return std::nullopt; }
 
-  // An idle worker whose own deque and mailbox are empty asks for work: steal (from whom, how
-  // many) or take from policy-owned queues. Returns nullptr after one round of attempts; the
-  // core handles spinning, back-off and sleeping between rounds.
-  virtual work_item* find_work(worker& w) = 0;
+  // ---- idle workers
+  // The worker's queue and inbox are empty: one round of looking for work (steal through the
+  // context, or take from the policy's own queues). nullptr: nothing this round; the core
+  // spins, yields and sleeps between rounds.
+  virtual work_item* find_work(context& ctx) = 0;
+  // Whether the policy's own queues hold work for ctx's worker, which is about to sleep; read
+  // with seq_cst what the deliverer wrote with seq_cst before context::posted.
+  virtual bool has_work(const context& ctx) const noexcept {
+    (void)ctx;
+    return false;
+  }
+
+  // ---- per spawn and per task (called only when overridden)
+  // Every spawn: run the child now, queue it here, or route it.
+  virtual spawn_decision on_spawn(context& ctx, spawn_request& spawn) {
+    (void)ctx;
+    return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
+  }
+  // An item that is ready and does not run on at once: a child on_spawn routed (a task), or a
+  // parked waiter whose last child just finished on this worker (a resume item). Queue or
+  // deliver it and return true, or return false to run it here (a routed child is then queued
+  // on this worker's queue).
+  virtual bool route(context& ctx, work_item& item) {
+    (void)ctx;
+    (void)item;
+    return false;
+  }
+  // A task's own code starts and ends (a child-first child on its spawn, a queued task when a
+  // worker runs it; children of an unhooked task excepted). Continuations resumed by a thief
+  // and waiters resumed after a join do not begin again.
+  virtual void task_begin(context& ctx) { (void)ctx; }
+  virtual void task_end(context& ctx) { (void)ctx; }
+  // A task group's first spawn; per-group state goes in group_state::policy_data.
+  virtual void group_begin(context& ctx, group_state& group) {
+    (void)ctx;
+    (void)group;
+  }
+  // The group's creator reached wait(): its own work between the spawns and the wait is done;
+  // children may still run.
+  virtual void group_wait(context& ctx, group_state& group) {
+    (void)ctx;
+    (void)group;
+  }
+  // The group's wait() is complete. A worker index moves the waiting task there first (it
+  // resumes at that worker's next scheduling point, before its queue), where group_end is
+  // called again; nullopt ends the group here.
+  virtual std::optional<int> group_end(context& ctx, group_state& group) {
+    (void)ctx;
+    (void)group;
+    return std::nullopt;
+  }
+
+ protected:
+  explicit policy(hook_set hooks) noexcept : hooks_(hooks) {}
+
+ private:
+  const hook_set hooks_;
+};
+
+// A policy's base: finds which hooks Self overrides, from the types of its member pointers (an
+// override names Self, an inherited hook names policy).
+template <class Self>
+class policy_base : public policy {
+ protected:
+  policy_base() noexcept : policy(overridden()) {}
+
+ private:
+  template <class Mine, class Default>
+  static constexpr bool differs = !std::is_same_v<Mine, Default>;
+  static constexpr hook_set overridden() noexcept {
+    return {
+        .spawn = differs<decltype(&Self::on_spawn), decltype(&policy::on_spawn)>,
+        .route = differs<decltype(&Self::route), decltype(&policy::route)>,
+        .task_begin = differs<decltype(&Self::task_begin), decltype(&policy::task_begin)>,
+        .task_end = differs<decltype(&Self::task_end), decltype(&policy::task_end)>,
+        .group_begin = differs<decltype(&Self::group_begin), decltype(&policy::group_begin)>,
+        .group_wait = differs<decltype(&Self::group_wait), decltype(&policy::group_wait)>,
+        .group_end = differs<decltype(&Self::group_end), decltype(&policy::group_end)>,
+    };
+  }
 };
 
 struct policy_entry {
-  std::string_view name;
-  std::string_view description;
+  std::string name;
+  std::string description;
   std::unique_ptr<policy> (*make)();
 };
 
-// Every scheduler selectable through LOCUS_SCHED / options::sched, the default first.
-const std::vector<policy_entry>& policy_registry();
+// Every scheduler selectable through LOCUS_SCHED / options::sched, the default first, then those
+// added with register_policy.
+std::vector<policy_entry> policy_registry();
 std::vector<std::string> policy_names();
 std::unique_ptr<policy> make_policy(std::string_view name);
+// Adds a scheduler (a test's, or a program's own) to the registry; false if the name is taken.
+bool register_policy(policy_entry entry);
 
 }  // namespace locus::detail

@@ -1,8 +1,7 @@
+#include <mutex>
 #include <string>
 
 #include "sched/policy.hpp"
-#include "sched/runtime_impl.hpp"
-#include "sched/worker.hpp"
 
 namespace locus::detail {
 
@@ -11,17 +10,11 @@ std::unique_ptr<policy> make_adws_policy();
 std::unique_ptr<policy> make_ml_adws_policy();
 std::unique_ptr<policy> make_ml_ws_policy();
 
-int policy::on_ready(worker& w, group_state& g) {
-  (void)g;
-  return w.index;
-}
+namespace {
 
-bool policy::deliver(worker& from, int target, work_item* item) {
-  return from.rt.at(target).offer(item);
-}
-
-const std::vector<policy_entry>& policy_registry() {
-  static const std::vector<policy_entry> entries{
+struct registry {
+  std::mutex lock;
+  std::vector<policy_entry> entries{
       {"ws", "random work stealing, child-first, one task per steal", &make_ws_policy},
       {"adws", "almost deterministic work stealing (single level): work hints map tasks to workers",
        &make_adws_policy},
@@ -34,12 +27,24 @@ const std::vector<policy_entry>& policy_registry() {
        "stealing at each level",
        &make_ml_ws_policy},
   };
-  return entries;
+};
+
+registry& the_registry() {
+  static registry r;
+  return r;
+}
+
+}  // namespace
+
+std::vector<policy_entry> policy_registry() {
+  registry& r = the_registry();
+  const std::lock_guard hold(r.lock);
+  return r.entries;
 }
 
 std::vector<std::string> policy_names() {
   std::vector<std::string> names;
-  for (const auto& e : policy_registry()) names.emplace_back(e.name);
+  for (const auto& e : policy_registry()) names.push_back(e.name);
   return names;
 }
 
@@ -48,6 +53,16 @@ std::unique_ptr<policy> make_policy(std::string_view name) {
     if (e.name == name) return e.make();
   }
   return nullptr;  // resolve() has already rejected unknown names
+}
+
+bool register_policy(policy_entry entry) {
+  registry& r = the_registry();
+  const std::lock_guard hold(r.lock);
+  for (const auto& e : r.entries) {
+    if (e.name == entry.name) return false;
+  }
+  r.entries.push_back(std::move(entry));
+  return true;
 }
 
 }  // namespace locus::detail

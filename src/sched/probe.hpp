@@ -4,6 +4,7 @@
 
 #include "prof/trace.hpp"
 #include "prof/workspan.hpp"
+#include "sched/gang.hpp"
 #include "sched/worker.hpp"
 
 namespace locus::detail {
@@ -19,7 +20,7 @@ inline void probe_task_end(worker& w, const group_state* group) {
   if (w.trace != nullptr) w.trace->end();
 }
 
-// The worker whose queue or mailbox held `item` before this worker took it, or -1.
+// The worker whose queue held `item`, or that sent it, before this worker took it; or -1.
 inline int origin_of(const work_item* item) noexcept {
   switch (item->kind) {
     case item_kind::continuation:
@@ -28,6 +29,8 @@ inline int origin_of(const work_item* item) noexcept {
       return static_cast<const task_base*>(item)->origin;
     case item_kind::resume:
       return static_cast<const resume_item*>(item)->origin;
+    case item_kind::gang_member:
+      return static_cast<const gang_member*>(item)->origin;
   }
   return -1;
 }

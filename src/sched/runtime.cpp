@@ -3,6 +3,7 @@
 
 #include "prof/locality_hooks.hpp"
 #include "sched/runtime_impl.hpp"
+#include "sched/task_frame.hpp"
 
 namespace locus {
 
@@ -54,6 +55,16 @@ runtime& default_runtime() {
 int this_worker() noexcept {
   detail::worker* w = detail::current_worker();
   return w != nullptr ? w->index : -1;
+}
+
+int this_task_place() noexcept {
+  detail::worker* w = detail::current_worker();
+  return w != nullptr ? detail::frame_of(*w->running).place : -1;
+}
+
+std::uint64_t this_task_path() noexcept {
+  detail::worker* w = detail::current_worker();
+  return w != nullptr ? detail::frame_of(*w->running).path : 0;
 }
 
 int num_workers() {

@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <stdexcept>
 
 #include "sched/fork_join.hpp"
+#include "sched/task_frame.hpp"
 
 namespace locus::detail {
 namespace {
@@ -42,13 +44,49 @@ int worker_count(const config::settings& s, const topo::topology& t) {
   return n;
 }
 
+// The policy learns the machine before the workers exist (it may replace their queues); the
+// worker that starts roots is its answer then.
+std::optional<int> attach_policy(policy& p, const topo::topology& t, int workers) {
+  p.attach(t, workers);
+  const std::optional<int> root = p.root_worker();
+  if (root && (*root < 0 || *root >= workers)) {
+    throw std::logic_error("locus: the scheduler's root_worker() names worker " +
+                           std::to_string(*root) + " of " + std::to_string(workers));
+  }
+  return root;
+}
+
 }  // namespace
+
+void runtime_impl::build_distances(int n) {
+  distance_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      distance_[static_cast<std::size_t>(a * n + b)] = topology.distance(a, b);
+    }
+  }
+  const int levels = distance_levels();
+  by_distance_.assign(static_cast<std::size_t>(n), {});
+  level_start_.assign(static_cast<std::size_t>(n), std::vector<int>(levels + 1, 0));
+  for (int a = 0; a < n; ++a) {
+    auto& order = by_distance_[static_cast<std::size_t>(a)];
+    auto& start = level_start_[static_cast<std::size_t>(a)];
+    for (int level = 0; level < levels; ++level) {
+      start[static_cast<std::size_t>(level)] = static_cast<int>(order.size());
+      for (int b = 0; b < n; ++b) {
+        if (b != a && distance(a, b) == level) order.push_back(b);
+      }
+    }
+    start[static_cast<std::size_t>(levels)] = static_cast<int>(order.size());
+  }
+}
 
 runtime_impl::runtime_impl(const options& opts)
     : settings(config::resolve(opts, policy_names())),
       topology(load_topology(settings)),
       sched(make_policy(settings.sched)),
       hooks(sched->hooks()),
+      root_worker(attach_policy(*sched, topology, worker_count(settings, topology))),
       pmu(settings.pmu, worker_count(settings, topology)),
       arena_(settings.stack_size) {
   const int n = worker_count(settings, topology);
@@ -65,17 +103,12 @@ runtime_impl::runtime_impl(const options& opts)
   ult::install_overflow_handler();
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    workers_.push_back(std::make_unique<worker>(*this, i, i, distance_levels(), arena_));
+    workers_.push_back(
+        std::make_unique<worker>(*this, i, i, distance_levels(), arena_, sched->make_queue(i)));
     if (trace_) workers_.back()->trace = &trace_->buffer(i);
     workers_.back()->workspan = workspan_.get();
   }
-  distance_.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      distance_[static_cast<std::size_t>(a * n + b)] = topology.distance(a, b);
-    }
-  }
-  sched->attach(*this);
+  build_distances(n);
   if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
   const bool pin = topology.can_pin(n);
   for (auto& wp : workers_) {
@@ -112,15 +145,20 @@ runtime_impl::~runtime_impl() {
 
 void runtime_impl::submit(std::unique_ptr<task_base> task) {
   task->submitted = true;
+  make_root_frame(frame_of(*task));
   roots_active_.fetch_add(1, std::memory_order_relaxed);
+  if (root_worker) {
+    deliver(*root_worker, task.release(), lane::normal);
+    return;
+  }
   {
     std::lock_guard lock(submit_mutex_);
     submitted_.push_back(std::move(task));
     submitted_count_.fetch_add(1, std::memory_order_seq_cst);
   }
-  // Everybody: the policy may let only some workers start roots (policy::takes_roots), and a
-  // sleeper woken for a root it may not take would leave the one that may asleep.
-  wake_all();
+  // Fenced, unlike notify_work: with no root running a sleeper may sleep without a timeout, and
+  // one that announced itself after this scan sees the root when it looks for work.
+  wake_a_sleeper();
 }
 
 task_base* runtime_impl::take_submitted() noexcept {
@@ -135,24 +173,29 @@ task_base* runtime_impl::take_submitted() noexcept {
 bool runtime_impl::any_work_visible() const noexcept {
   if (submitted_count_.load(std::memory_order_seq_cst) != 0) return true;
   for (const auto& w : workers_) {
-    if (!w->deque.empty() || w->mailbox.load(std::memory_order_relaxed) != nullptr) return true;
+    if (!w->queue().empty()) return true;
   }
   return false;
 }
 
 void runtime_impl::sleep(worker& w) noexcept {
-  const std::uint32_t epoch = wake_epoch_.load(std::memory_order_seq_cst);
+  const std::uint32_t word = w.wake_word.load(std::memory_order_seq_cst);
+  // Announce, then look: a deliverer makes its work visible, then looks for the announcement
+  // (both seq_cst), so one of the two sees the other.
+  w.asleep.store(true, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  if (!any_work_visible() && !sched->has_work(w) && !stopping()) {
+  if (!any_work_visible() && w.mail.empty() && !sched->has_work(w.ctx) && !stopping()) {
     w.counters.sleeps.add();
     // Pushes check for sleepers without a fence (the spawn path stays cheap), so a wake-up can
     // be missed while tasks run; a short timeout bounds that. With no root running, nothing
-    // can create work without submit()'s fenced wake-up, and the sleep is unbounded: an idle
-    // runtime uses no CPU.
+    // can create work without a fenced wake-up (submit, deliver), and the sleep is unbounded:
+    // an idle runtime uses no CPU.
     static constexpr timespec missed_wakeup_bound{0, 2'000'000};
     const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
-    futex_wait(&wake_epoch_, epoch, busy ? &missed_wakeup_bound : nullptr);
+    futex_wait(&w.wake_word, word, busy ? &missed_wakeup_bound : nullptr);
+    if (w.wake_word.load(std::memory_order_relaxed) != word) w.counters.wakeups.add();
   }
+  w.asleep.store(false, std::memory_order_relaxed);
   // On every way out, also when work showed up before the wait: a pusher may have seen this
   // sleeper and claimed the one wake-up in flight, and left alone that claim would keep every
   // later push from waking anyone (sleepers then only notice work at the 2 ms timeout).
@@ -160,14 +203,46 @@ void runtime_impl::sleep(worker& w) noexcept {
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void runtime_impl::deliver(int target, work_item* item, lane where) {
+  at(target).mail.put(item, where);
+  wake(target);
+}
+
+void runtime_impl::wake(int target) noexcept {
+  worker& t = at(target);
+  if (!t.asleep.load(std::memory_order_seq_cst)) return;
+  t.wake_word.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(&t.wake_word, 1);
+}
+
 void runtime_impl::wake_one() noexcept {
-  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(&wake_epoch_, 1);
+  // Nobody was asleep after all: nobody else will release the claim.
+  if (!wake_a_sleeper()) waking_.store(false, std::memory_order_relaxed);
+}
+
+bool runtime_impl::wake_a_sleeper() noexcept {
+  // Any sleeper will do: the new work is stealable by every worker the policy lets steal, and a
+  // sleeper that may not take it goes back to sleep. Starting where the last search ended
+  // spreads the wake-ups.
+  const int n = size();
+  const int start = static_cast<int>(next_to_wake_.fetch_add(1, std::memory_order_relaxed) %
+                                     static_cast<unsigned>(n));
+  for (int i = 0; i < n; ++i) {
+    worker& t = at((start + i) % n);
+    if (t.asleep.load(std::memory_order_seq_cst)) {
+      t.wake_word.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&t.wake_word, 1);
+      return true;
+    }
+  }
+  return false;
 }
 
 void runtime_impl::wake_all() noexcept {
-  wake_epoch_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(&wake_epoch_, 1 << 30);
+  for (auto& t : workers_) {
+    t->wake_word.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(&t->wake_word, 1);
+  }
 }
 
 locus::stats runtime_impl::stats() const {
@@ -204,7 +279,11 @@ locus::stats runtime_impl::stats() const {
     ws.suspensions = c.suspensions.get();
     ws.local_resumes = c.local_resumes.get();
     ws.sleeps = c.sleeps.get();
-    ws.mailbox_pushes = c.mailbox_pushes.get();
+    ws.wakeups = c.wakeups.get();
+    ws.pushes = c.pushes.get();
+    ws.migrations = c.migrations.get();
+    ws.stolen_items = c.stolen_items.get();
+    ws.lost_races = c.lost_races.get();
     for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
     for (const auto& x : c.failed_steals) ws.failed_steals_by_level.push_back(x.get());
     ws.pmu = pmu.read(w->index);
@@ -220,8 +299,9 @@ void runtime_impl::reset_stats() noexcept {
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
-    for (counter* x : {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.mailbox_pushes,
-                       &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+    for (counter* x : {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.wakeups,
+                       &c.pushes, &c.migrations, &c.stolen_items, &c.lost_races, &c.busy_ns,
+                       &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();

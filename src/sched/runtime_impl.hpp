@@ -8,6 +8,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,21 @@ class runtime_impl {
   const config::settings settings;
   const topo::topology topology;
   const std::unique_ptr<policy> sched;
-  const policy_hooks hooks;
+  const hook_set hooks;
+  // The worker that starts roots submitted from outside (policy::root_worker), else any.
+  const std::optional<int> root_worker;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   worker& at(int i) noexcept { return *workers_[static_cast<std::size_t>(i)]; }
   // Topology distance level between two workers (0 = same worker).
   int distance(int a, int b) const { return distance_[static_cast<std::size_t>(a * size() + b)]; }
   int distance_levels() const noexcept { return topology.max_distance() + 1; }
+  // The other workers at exactly `level` from worker `w`: [first, last) of by_distance(w).
+  const int* workers_at(int w, int level, int* count) const noexcept {
+    const auto& o = level_start_[static_cast<std::size_t>(w)];
+    *count = o[static_cast<std::size_t>(level) + 1] - o[static_cast<std::size_t>(level)];
+    return by_distance_[static_cast<std::size_t>(w)].data() + o[static_cast<std::size_t>(level)];
+  }
 
   // Tasks submitted from threads that are not workers of this runtime.
   void submit(std::unique_ptr<task_base> task);
@@ -58,11 +67,11 @@ class runtime_impl {
       wake_one();
     }
   }
-  // Work was put in a mailbox: the owner may be asleep, and futexes cannot target one thread.
-  void wake_all_for_mailbox() noexcept {
-    if (sleepers_.load(std::memory_order_relaxed) > 0) wake_all();
-  }
-  // Puts the calling worker to sleep until work may have appeared.
+  // Puts `item` in worker `target`'s inbox and wakes that worker if it sleeps.
+  void deliver(int target, work_item* item, lane where);
+  // Wakes worker `target` if it has announced that it sleeps (no other worker).
+  void wake(int target) noexcept;
+  // Puts the calling worker to sleep until work may have appeared for it.
   void sleep(worker& w) noexcept;
   bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
   bool any_work_visible() const noexcept;
@@ -87,7 +96,9 @@ class runtime_impl {
 
  private:
   void wake_one() noexcept;
+  bool wake_a_sleeper() noexcept;
   void wake_all() noexcept;
+  void build_distances(int n);
 
   // Both exist before the workers, which keep pointers into them; the trace is written once
   // the workers have stopped.
@@ -96,13 +107,16 @@ class runtime_impl {
   ult::stack_arena arena_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<int> distance_;
+  // For each worker, the others by increasing distance, and where each distance level starts.
+  std::vector<std::vector<int>> by_distance_;
+  std::vector<std::vector<int>> level_start_;
 
   std::mutex submit_mutex_;
   std::deque<std::unique_ptr<task_base>> submitted_;
   std::atomic<std::size_t> submitted_count_{0};
 
-  alignas(64) std::atomic<std::uint32_t> wake_epoch_{0};
   alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<unsigned> next_to_wake_{0};
   std::atomic<bool> waking_{false};
   std::atomic<int> roots_active_{0};
   std::atomic<bool> stopping_{false};

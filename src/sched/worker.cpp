@@ -1,5 +1,6 @@
-// The generic worker loop: take local work, then mail, then submitted roots, then ask the
-// policy to steal; spin, yield, then sleep when there is nothing.
+// The generic worker loop: take work delivered to go first, then local work, then the rest of
+// the inbox, then submitted roots, then ask the policy to steal; spin, yield, then sleep when
+// there is nothing.
 #include "sched/worker.hpp"
 
 #include <sched.h>
@@ -42,13 +43,14 @@ ult::stack* worker::acquire_stack_or_die() noexcept {
 }
 
 worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_levels,
-               ult::stack_arena& arena)
+               ult::stack_arena& arena, std::unique_ptr<ready_queue> replaced)
     : rt(runtime),
       index(idx),
       leaf(leaf_index),
-      plain_spawn(!runtime.hooks.spawn && !runtime.hooks.group && !runtime.settings.workspan &&
+      plain_spawn(!runtime.hooks.per_spawn() && replaced == nullptr && !runtime.settings.workspan &&
                   runtime.settings.trace.empty()),
       probed(runtime.settings.workspan || !runtime.settings.trace.empty()),
+      replaced_queue(std::move(replaced)),
       stacks(arena),
       counters(distance_levels),
       rng_state(0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(idx + 1)) {}
@@ -88,25 +90,26 @@ void worker::main_loop() {
 work_item* worker::find_work() {
   unsigned rounds = 0;
   while (!rt.stopping()) {
-    if (rt.hooks.urgent) {
-      if (work_item* item = rt.sched->take_urgent(*this)) return item;
-    }
-    if (auto item = deque.pop()) {
-      if ((*item)->kind == item_kind::continuation) counters.local_resumes.add();
-      return *item;
-    }
-    if (mailbox.load(std::memory_order_relaxed) != nullptr) {
-      if (work_item* mail = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
-        if (trace != nullptr) {
-          if (const int from = origin_of(mail); from >= 0) trace->migrated_from(from);
-        }
-        return mail;
+    if (work_item* first = mail.take(lane::first)) {
+      if (trace != nullptr) {
+        if (const int from = origin_of(first); from >= 0) trace->migrated_from(from);
       }
+      return first;
     }
-    if (rt.has_submitted() && rt.sched->takes_roots(*this)) {
+    if (work_item* item = pop_local()) {
+      if (item->kind == item_kind::continuation) counters.local_resumes.add();
+      return item;
+    }
+    if (work_item* delivered = mail.take(lane::normal)) {
+      if (trace != nullptr) {
+        if (const int from = origin_of(delivered); from >= 0) trace->migrated_from(from);
+      }
+      return delivered;
+    }
+    if (rt.has_submitted()) {
       if (task_base* root = rt.take_submitted()) return root;
     }
-    if (work_item* stolen = rt.sched->find_work(*this)) {
+    if (work_item* stolen = rt.sched->find_work(ctx)) {
       if (trace != nullptr) {
         if (const int victim = origin_of(stolen); victim >= 0) trace->steal_from(victim);
       }
@@ -127,7 +130,7 @@ work_item* worker::find_work() {
 
 void worker::dispatch(work_item* item) {
   while (item != nullptr) {
-    ult::fcontext ctx = nullptr;
+    ult::fcontext to = nullptr;
     ult::stack* stk = nullptr;
     work_item* payload = nullptr;
     switch (item->kind) {
@@ -136,18 +139,19 @@ void worker::dispatch(work_item* item) {
         // its parent, so the group must wait for it.
         auto* rec = static_cast<spawn_record*>(item);
         rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
-        ctx = static_cast<ult::fcontext>(rec->parent.ctx);
+        to = static_cast<ult::fcontext>(rec->parent.ctx);
         stk = static_cast<ult::stack*>(rec->parent.stack);
         stk->may_have_moved = true;
         break;
       }
       case item_kind::task:
+      case item_kind::gang_member:
         stk = acquire_stack_or_die();
-        ctx = fiber_context(*stk);
+        to = fiber_context(*stk);
         payload = item;
         break;
       case item_kind::resume:
-        ctx = static_cast<ult::fcontext>(item->group->waiter.ctx);
+        to = static_cast<ult::fcontext>(item->group->waiter.ctx);
         stk = static_cast<ult::stack*>(item->group->waiter.stack);
         break;
     }
@@ -158,7 +162,7 @@ void worker::dispatch(work_item* item) {
     switch_msg msg{switch_msg::what::from_scheduler, this, nullptr, nullptr, payload};
     // Busy time is what runs between switching into a context and getting control back.
     enter_phase(phase::busy, clock_ns());
-    const ult::transfer t = ult::switch_to(ctx, *stk, &msg);
+    const ult::transfer t = ult::switch_to(to, *stk, &msg);
     enter_phase(phase::overhead, clock_ns());
     // Whatever still runs on this track's open slices has suspended or moved to another worker.
     if (trace != nullptr) trace->close_all();
@@ -181,9 +185,7 @@ work_item* worker::after_return(const ult::transfer& t) {
   resume_item* resume = g->resume;
   if (m->kind == switch_msg::what::migrating) {
     resume->origin = index;
-    if (!rt.sched->deliver(*this, m->target, resume)) return resume;
-    counters.mailbox_pushes.add();
-    rt.wake_all_for_mailbox();
+    rt.deliver(m->target, resume, lane::first);
     return nullptr;
   }
   if (g->pending.fetch_add(group_state::waiter_flag, std::memory_order_acq_rel) == 0) {

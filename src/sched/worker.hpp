@@ -1,17 +1,22 @@
-// One worker: an OS thread with a deque, a mailbox, a stack pool and the scheduler context that
-// user-level threads return to.
+// One worker: an OS thread with a queue of ready work, an inbox, a stack pool and the scheduler
+// context that user-level threads return to.
 #pragma once
 
 #include <time.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "locus/detail/spawn.hpp"
 #include "locus/stats.hpp"
-#include "queue/chase_lev_deque.hpp"
+#include "queue/work_queue.hpp"
+#include "sched/context.hpp"
+#include "sched/inbox.hpp"
+#include "sched/policy.hpp"
+#include "sched/task_frame.hpp"
 #include "ult/context.hpp"
 #include "ult/stack.hpp"
 
@@ -47,9 +52,10 @@ struct counter {
 
 struct worker_counters {
   explicit worker_counters(int levels) : steals(levels), failed_steals(levels) {}
-  counter spawns, suspensions, local_resumes, sleeps, mailbox_pushes;
+  counter spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
+  counter stolen_items, lost_races;
   counter busy_ns, idle_ns, overhead_ns;
-  std::vector<counter> steals;
+  std::vector<counter> steals;  // successful steal operations, by topology distance
   std::vector<counter> failed_steals;
 };
 
@@ -72,15 +78,16 @@ struct switch_msg {
 
 class alignas(64) worker {
  public:
-  worker(runtime_impl& rt, int index, int leaf, int distance_levels, ult::stack_arena& arena);
+  worker(runtime_impl& rt, int index, int leaf, int distance_levels, ult::stack_arena& arena,
+         std::unique_ptr<ready_queue> replaced_queue);
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
 
   runtime_impl& rt;
   const int index;
   const int leaf;  // topology leaf this worker is bound to
-  // The policy has no spawn or group hook: a child-first spawn needs nothing from it (a copy
-  // of the runtime's hooks, so the spawn path reads one byte of its own worker).
+  // A child-first spawn needs nothing from the policy and the queue is the default deque (a copy
+  // of the runtime's facts, so the spawn path reads one byte of its own worker).
   const bool plain_spawn;
   // A trace or a work/span measurement watches task boundaries (see sched/probe.hpp); the
   // pointers are set before the worker starts and are null when that probe is off.
@@ -88,9 +95,29 @@ class alignas(64) worker {
   prof::trace_buffer* trace = nullptr;
   prof::workspan_meter* workspan = nullptr;
 
-  queue::chase_lev_deque<work_item*> deque{256};
-  // Single-entry mailbox for work pushed by other workers (NUMA-WS, ADWS migration).
-  std::atomic<work_item*> mailbox{nullptr};
+  // Ready work: the Chase-Lev deque, or the queue the policy chose (replaced_queue).
+  queue::chase_lev_queue<work_item*> default_queue{256};
+  const std::unique_ptr<ready_queue> replaced_queue;
+  ready_queue& queue() noexcept {
+    return replaced_queue ? *replaced_queue : static_cast<ready_queue&>(default_queue);
+  }
+  // The owner's end of the queue, without a virtual call for the default deque.
+  void push_local(work_item* item) {
+    if (!replaced_queue) [[likely]] {
+      default_queue.deque.push(item);
+    } else {
+      replaced_queue->push(item);
+    }
+  }
+  work_item* pop_local() {
+    if (!replaced_queue) [[likely]] {
+      const auto item = default_queue.deque.pop();
+      return item ? *item : nullptr;
+    }
+    return replaced_queue->pop();
+  }
+
+  inbox mail;
 
   ult::stack_pool stacks;
   ult::stack native;                  // this OS thread's own stack: the scheduler runs on it
@@ -99,7 +126,7 @@ class alignas(64) worker {
 
   worker_counters counters;
   // Which of busy / idle / overhead this worker is in, and since when: the time accounting of
-  // ADWS §6.1, updated only at transitions of the scheduler loop (never on the spawn path).
+  // seed 000 §6.1, updated only at transitions of the scheduler loop (never on the spawn path).
   enum class phase : std::uint8_t { overhead, idle, busy };
   std::atomic<phase> current_phase{phase::overhead};
   std::atomic<std::uint64_t> phase_since_ns{0};
@@ -109,18 +136,19 @@ class alignas(64) worker {
   std::uint64_t rng_state;
   void* policy_data = nullptr;
 
+  // Sleeping (runtime_impl::sleep): the futex word a waker bumps, and whether this worker has
+  // announced that it is going to sleep.
+  alignas(64) std::atomic<std::uint32_t> wake_word{0};
+  std::atomic<bool> asleep{false};
+
+  context ctx{*this};
+
   std::uint32_t next_random() noexcept {
     // xorshift64*: cheap, per worker, good enough for victim selection.
     rng_state ^= rng_state >> 12;
     rng_state ^= rng_state << 25;
     rng_state ^= rng_state >> 27;
     return static_cast<std::uint32_t>((rng_state * 0x2545F4914F6CDD1DULL) >> 32);
-  }
-
-  // Offers `item` to this worker's mailbox; false if it is occupied.
-  bool offer(work_item* item) noexcept {
-    work_item* expected = nullptr;
-    return mailbox.compare_exchange_strong(expected, item, std::memory_order_acq_rel);
   }
 
   void main_loop();
@@ -136,15 +164,5 @@ class alignas(64) worker {
 
 // The worker the calling OS thread belongs to (nullptr on other threads).
 void set_current_worker(worker* w) noexcept;
-
-// The policy state of a queued item, as a thief judges (and may change) it: a task's own; a
-// continuation's is its parent's, kept on the parent's stack (the spawn record holds the child's,
-// copied when the child starts). Read on the steal path only, so spawns pay nothing for it.
-inline task_state& queued_state(work_item& item) noexcept {
-  if (item.kind == item_kind::continuation) {
-    return static_cast<ult::stack*>(static_cast<spawn_record&>(item).parent.stack)->task;
-  }
-  return item.state();
-}
 
 }  // namespace locus::detail

@@ -7,8 +7,6 @@
 #include <mutex>
 #include <vector>
 
-#include "locus/detail/spawn.hpp"
-
 namespace locus::ult {
 
 struct stack {
@@ -22,8 +20,10 @@ struct stack {
   // it started: it may be running on another worker than the one that started it.
   bool may_have_moved = false;
   stack* next_free = nullptr;
-  // The scheduler policy's state of the task running on this stack (see detail::task_state).
-  detail::task_state task{};
+  // Storage for the layer that runs tasks on this stack: its record of the task running here.
+  // This layer never reads or writes it.
+  static constexpr std::size_t owner_bytes = 48;
+  alignas(16) std::byte owner_data[owner_bytes]{};
   std::byte* top() const noexcept { return lo + size; }
 };
 

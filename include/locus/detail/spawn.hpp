@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <future>
@@ -23,8 +24,6 @@ inline constexpr int inherit_place = -2;
 struct spawn_options {
   double work = 0.0;  // 0 = no work hint
   int place = inherit_place;
-  // Per-task identity for the policy's own use (CATS: the spawn-path id), set in on_spawn.
-  std::uint32_t tag = 0;
 };
 
 // A suspended execution: an opaque machine context plus the stack it lives on.
@@ -33,34 +32,16 @@ struct suspended {
   void* stack;
 };
 
-// What a deque holds: either the continuation of a parent that spawned a child child-first, or a
-// queued (parent-first) task.
-enum class item_kind : std::uint8_t { continuation, task, resume };
+// What a queue holds: the continuation of a parent that spawned a child child-first, a queued
+// (parent-first) task, a suspended waiter to resume, or one worker's share of a task that
+// several workers run at once (a gang member).
+enum class item_kind : std::uint8_t { continuation, task, resume, gang_member };
 
 struct group_state;
 
-// Per-task state owned by the scheduler policy (ADWS: the task's distribution range and its
-// depth among cross-worker groups; multi-level policies: the cache level it is scheduled at). A
-// policy with a spawn hook sets a child's in on_spawn; the
-// core copies it onto the stack the task runs on, where the policy finds the running task's.
-// `set` is false for a root. Left uninitialised in spawn records: only a policy that sets it
-// (one with a spawn hook) reads it.
-//
-// `quiet`: the policy needs no hook for the groups this task begins (ADWS: a task on one worker's
-// unit, whose groups have no plan). The core then spawns their children child-first without
-// group_begin, on_spawn, group_wait, on_ready, group_end or the children's task_done, and each
-// child starts with its parent's state, `group` cleared (traced or measured runtimes, whose
-// spawns all take the hooked path, still call them). Read when a group spawns its first child: a
-// group whose hooks began keeps them until it ends, even if its creator turns quiet meanwhile.
-struct task_state {
-  double lo;
-  double hi;
-  std::int32_t depth;
-  std::int16_t level;
-  bool set;
-  bool quiet;
-  void* group;  // the policy's record of the group the task belongs to
-};
+// Bytes of the runtime's record of a task (its scheduler state, place and spawn path), kept
+// here for a task that has not started; its layout belongs to the runtime (sched/task_frame.hpp).
+inline constexpr std::size_t task_record_bytes = 48;
 
 struct work_item {
   explicit work_item(item_kind k) noexcept : kind(k) {}
@@ -68,11 +49,6 @@ struct work_item {
   bool submitted = false;  // came from outside the runtime (a root): counted until it finishes
   group_state* group = nullptr;
   spawn_options options{};
-
-  // The policy's state for this task (a continuation or a task, not a resume item); in spawn
-  // records it comes after the fields the spawn path uses. A queued spawn record's is its
-  // child's: the continuation's own is on the parent's stack (queued_state, sched/worker.hpp).
-  task_state& state() noexcept;
 };
 
 // Lives on the parent's stack for the duration of one child-first spawn.
@@ -89,10 +65,8 @@ struct spawn_record final : work_item {
   void* child_stack;
   worker* spawner;
   void* outside = nullptr;
-  // Set when the policy routes this child elsewhere than child-first (see spawn_child_first).
+  // Set when the scheduler does not run this child at once (see spawn_child_first).
   std::uint8_t route;
-  int route_target;
-  task_state policy_state;
 };
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
@@ -105,15 +79,13 @@ struct task_base : work_item {
   // Called by the core once a submitted (root) task has finished and its worker has accounted
   // for it, so that whoever waits for the root sees complete statistics.
   virtual void root_done() noexcept {}
-  task_state policy_state{};
+  alignas(16) std::byte record[task_record_bytes];  // written by the core when it is queued
   const char* label = nullptr;  // locus::label, for traces
   int origin = -1;              // worker that queued or sent it (trace flow arrows)
-};
 
-inline task_state& work_item::state() noexcept {
-  if (kind == item_kind::continuation) return static_cast<spawn_record*>(this)->policy_state;
-  return static_cast<task_base*>(this)->policy_state;
-}
+ protected:
+  explicit task_base(item_kind k) noexcept : work_item(k) {}
+};
 
 // Where runtime::exec keeps a root's outcome: in the calling thread's frame, which outlives the
 // task object.
@@ -174,11 +146,16 @@ struct group_state {
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
-  spawn_options hints{};        // the group's own work hint (total) and place
+  spawn_options hints{};        // the group's own work hint (total)
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   bool begun = false;           // the policy's group-begin hook has run
-  bool quiet = false;           // begun by a quiet task (task_state::quiet): no hooks
+  // Since the group's last wait(): children spawned (they number the spawn paths), and whether
+  // the scheduler needs no hook for them (decided at the first spawn). Reset together by wait().
+  struct since_wait {
+    std::uint32_t spawned = 0;
+    bool unhooked = false;
+  } use{};
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
@@ -224,7 +201,15 @@ void start_closure(spawn_record* rec) {
   local();
 }
 
-// Hint collection for run(...) and task_group(...).
+// Hint collection for run(...) and task_group(...). Each takes its own hint types and rejects
+// the others at compile time: a hint the call would ignore is a mistake in the program.
+template <class H, class... Accepted>
+inline constexpr bool one_of = (std::is_same_v<H, Accepted> || ...);
+template <class H>
+inline constexpr bool is_spawn_hint = one_of<H, work_hint, place, parent_first_t, label>;
+template <class H>
+inline constexpr bool is_group_hint = one_of<H, work_hint, size_hint>;
+
 struct collected_hints {
   spawn_options options{};
   std::size_t size_bytes = 0;

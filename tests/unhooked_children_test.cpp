@@ -1,28 +1,40 @@
-// Quiet tasks (detail::task_state::quiet): the core spawns the children of a task whose policy
-// state says its groups need no hooks without asking the policy; each child starts with its
-// parent's state and no group record. A group whose hooks began keeps them. Checked with adws,
-// whose tasks on one worker's unit are quiet, by reading the policy state each task runs with.
+// Unhooked children (detail::task_frame::children_unhooked): the core spawns the children of a
+// task whose policy says its groups need no hooks without asking the policy; each child starts
+// with a copy of its parent's record. A group whose hooks began keeps them. Checked with adws,
+// whose tasks on one worker's unit have unhooked children, by reading the record each task runs
+// with.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "locus/locus.hpp"
+#include "sched/multilevel.hpp"
 #include "sched/worker.hpp"
 
 namespace {
 
-using locus::detail::task_state;
+using locus::detail::task_frame;
 
-task_state running_state() {
-  return locus::detail::current_worker()->running->task;
+struct task_view {
+  double lo = 0, hi = 0;
+  int depth = 0, level = 0;
+  bool set = false;
+  bool children_unhooked = false;
+  void* group = nullptr;
+};
+
+task_view running_state() {
+  task_frame& f = locus::detail::frame_of(*locus::detail::current_worker()->running);
+  const auto& t = locus::detail::multilevel::state_of(f);
+  return {t.range.lo, t.range.hi, t.depth, t.level, t.set, f.children_unhooked, t.group};
 }
 
 struct seen {
-  task_state state{};
+  task_view state{};
   int worker = -1;
 };
 
-TEST(QuietSpawn, ChildrenOfAQuietTaskInheritItsStateAndAHookedGroupStaysHooked) {
+TEST(UnhookedChildren, ChildrenOfAnUnhookedTaskInheritItsStateAndAHookedGroupStaysHooked) {
   ::setenv("LOCUS_ADWS_STEAL", "0", 1);
   locus::runtime rt{locus::options{
       .sched = "adws", .workers = 2, .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
@@ -32,7 +44,8 @@ TEST(QuietSpawn, ChildrenOfAQuietTaskInheritItsStateAndAHookedGroupStaysHooked) 
     // [1, 2): worker 1's; the root goes on with [0, 1), which lies on worker 0 alone.
     tg.run([&] { first = {running_state(), locus::this_worker()}; }, locus::work_hint{1.0});
     root_after_first = {running_state(), locus::this_worker()};
-    // The root is quiet now, but its group began with hooks: this child is still planned.
+    // The root's children are unhooked now, but its group began with hooks: this child is still
+    // planned.
     tg.run(
         [&] {
           second = {running_state(), locus::this_worker()};
@@ -48,16 +61,16 @@ TEST(QuietSpawn, ChildrenOfAQuietTaskInheritItsStateAndAHookedGroupStaysHooked) 
   EXPECT_EQ(first.worker, 1);
   EXPECT_DOUBLE_EQ(first.state.lo, 1.0);
   EXPECT_DOUBLE_EQ(first.state.hi, 2.0);
-  EXPECT_TRUE(first.state.quiet);
+  EXPECT_TRUE(first.state.children_unhooked);
   EXPECT_NE(first.state.group, nullptr);
 
-  EXPECT_TRUE(root_after_first.state.quiet);
+  EXPECT_TRUE(root_after_first.state.children_unhooked);
   EXPECT_DOUBLE_EQ(root_after_first.state.hi, 1.0);
 
   EXPECT_EQ(second.worker, 0);
   EXPECT_DOUBLE_EQ(second.state.lo, 0.0);
   EXPECT_DOUBLE_EQ(second.state.hi, 1.0);
-  EXPECT_TRUE(second.state.quiet);
+  EXPECT_TRUE(second.state.children_unhooked);
   // Spawned through on_spawn: a member of the root's plan, whose end makes that group dominant.
   EXPECT_EQ(second.state.group, first.state.group);
 
@@ -68,14 +81,14 @@ TEST(QuietSpawn, ChildrenOfAQuietTaskInheritItsStateAndAHookedGroupStaysHooked) 
     EXPECT_EQ(s->state.depth, second.state.depth);
     EXPECT_EQ(s->state.level, second.state.level);
     EXPECT_TRUE(s->state.set);
-    EXPECT_TRUE(s->state.quiet);
-    EXPECT_EQ(s->state.group, nullptr);
+    EXPECT_TRUE(s->state.children_unhooked);
+    EXPECT_EQ(s->state.group, second.state.group);  // a copy of the parent's record
   }
 }
 
-// A task that spans workers is not quiet: its groups get plans, and their children are planned
+// A task that spans workers has hooked children: its groups get plans, and their children are planned
 // (different ranges, a group record) rather than inheriting the creator's.
-TEST(QuietSpawn, TaskSpanningWorkersIsNotQuietAndItsChildrenArePlanned) {
+TEST(UnhookedChildren, TaskSpanningWorkersIsHookedAndItsChildrenArePlanned) {
   ::setenv("LOCUS_ADWS_STEAL", "0", 1);
   locus::runtime rt{locus::options{
       .sched = "adws", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
@@ -90,7 +103,7 @@ TEST(QuietSpawn, TaskSpanningWorkersIsNotQuietAndItsChildrenArePlanned) {
     inner.wait();
     outer.wait();
   });
-  EXPECT_FALSE(creator.state.quiet);
+  EXPECT_FALSE(creator.state.children_unhooked);
   EXPECT_DOUBLE_EQ(creator.state.hi, 2.0);
   EXPECT_EQ(child.worker, 0);
   EXPECT_DOUBLE_EQ(child.state.lo, 0.0);
@@ -108,7 +121,7 @@ namespace {
 // finishing makes its group dominant). The parent waits for the first group while the second
 // group's child is at the bottom of its deque, so it parks and both children run as queued tasks
 // (with the state they were queued with) rather than inline on its stack.
-TEST(QuietSpawn, ParentFirstChildBelongsToTheGroupThatQueuedIt) {
+TEST(UnhookedChildren, ParentFirstChildBelongsToTheGroupThatQueuedIt) {
   ::setenv("LOCUS_ADWS_STEAL", "0", 1);
   locus::runtime rt{locus::options{
       .sched = "adws", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};

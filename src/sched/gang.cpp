@@ -1,0 +1,99 @@
+#include "sched/gang.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "sched/fork_join.hpp"
+#include "sched/runtime_impl.hpp"
+#include "sched/worker.hpp"
+#include "topology/topology.hpp"
+
+namespace locus::detail {
+namespace {
+
+void check_workers(const std::vector<int>& workers, int width, int size) {
+  if (static_cast<int>(workers.size()) != width) {
+    throw std::invalid_argument("locus: a gang of width " + std::to_string(width) + " names " +
+                                std::to_string(workers.size()) + " workers");
+  }
+  std::vector<int> sorted = workers;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted.front() < 0 || sorted.back() >= size ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw std::invalid_argument("locus: a gang's workers must be distinct workers 0 to " +
+                                std::to_string(size - 1));
+  }
+}
+
+}  // namespace
+
+gang_task::gang_task(int width) : width_(width) {
+  if (width < 1) {
+    throw std::invalid_argument("locus: a gang needs a width of at least 1, not " +
+                                std::to_string(width));
+  }
+}
+
+std::vector<int> gang_workers(const runtime_impl& rt, int self, int width) {
+  const int size = rt.size();
+  if (width > size) {
+    throw std::invalid_argument("locus: a gang of width " + std::to_string(width) +
+                                " needs more workers than the runtime's " + std::to_string(size));
+  }
+  int first = 0, last = size;
+  const auto& nodes = rt.topology.nodes();
+  for (const int n : rt.topology.ancestors(self)) {
+    const int a = std::max(0, nodes[static_cast<std::size_t>(n)].first_leaf);
+    const int b = std::min(size, nodes[static_cast<std::size_t>(n)].last_leaf);
+    if (b - a >= width) {
+      first = a;
+      last = b;
+      break;
+    }
+  }
+  // An aligned window within the node, moved left if it would run past the node's end; it
+  // contains `self` either way.
+  const int start = std::min(first + (self - first) / width * width, last - width);
+  std::vector<int> chosen(static_cast<std::size_t>(width));
+  for (int i = 0; i < width; ++i) chosen[static_cast<std::size_t>(i)] = start + i;
+  return chosen;
+}
+
+void gang_task::execute() {
+  worker* w = current_worker();
+  runtime_impl& rt = w->rt;
+  if (workers.empty()) {
+    workers = width_ == 1 ? std::vector<int>{w->index} : gang_workers(rt, w->index, width_);
+  }
+  check_workers(workers, width_, rt.size());
+  entries_ = std::make_unique<gang_member[]>(static_cast<std::size_t>(width_));
+  members_.pending.store(width_, std::memory_order_relaxed);
+  for (int i = 0; i < width_; ++i) {
+    gang_member& m = entries_[static_cast<std::size_t>(i)];
+    m.gang = this;
+    m.index = i;
+    m.origin = w->index;
+    m.group = &members_;
+  }
+  std::vector<int> order = workers;
+  std::sort(order.begin(), order.end());
+  {
+    std::vector<std::unique_lock<std::mutex>> held;
+    held.reserve(order.size());
+    for (const int t : order) held.emplace_back(rt.at(t).mail.lock());
+    for (int i = 0; i < width_; ++i) {
+      rt.at(workers[static_cast<std::size_t>(i)])
+          .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
+    }
+  }
+  for (const int t : order) {
+    if (t == w->index) continue;
+    w->counters.pushes.add();
+    rt.wake(t);
+  }
+  detail::wait(members_);
+}
+
+}  // namespace locus::detail

@@ -1,0 +1,105 @@
+// The runtime's record of one task: the scheduler policy's slot, the place hint and the spawn-path
+// id. A running task's lives in its stack's owner data; a queued task's in task_base::record; a
+// queued continuation's and a parked waiter's on their stack, which travels with them. The core
+// writes it at spawn (a child inherits its parent's, see inherit()) and copies a queued task's
+// onto the stack it runs on; it never reads the slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "locus/detail/spawn.hpp"
+#include "ult/stack.hpp"
+
+namespace locus::detail {
+
+// Per-task storage whose layout the scheduler policy owns (a distribution range, a tier, a
+// profile record). Zero for a root.
+struct alignas(16) policy_slot {
+  static constexpr std::size_t bytes = 32;
+
+  template <class T>
+  T& as() noexcept {
+    check<T>();
+    return *std::launder(reinterpret_cast<T*>(storage));
+  }
+  template <class T>
+  const T& as() const noexcept {
+    check<T>();
+    return *std::launder(reinterpret_cast<const T*>(storage));
+  }
+
+  std::byte storage[bytes];
+
+ private:
+  template <class T>
+  static constexpr void check() noexcept {
+    // The core copies slots as bytes and starts roots from zero bytes: the type must be one whose
+    // objects exist wherever suitable bytes are (an implicit-lifetime, trivially copyable type).
+    static_assert(sizeof(T) <= bytes && alignof(T) <= 16, "a policy's task state must fit the slot");
+    static_assert(std::is_trivially_copyable_v<T> &&
+                      (std::is_aggregate_v<T> || std::is_trivially_default_constructible_v<T>),
+                  "a policy's task state must be a trivially copyable aggregate");
+  }
+};
+
+struct task_frame {
+  policy_slot slot;
+  // Names the task by its position in the fork tree: the root's is root_path, and a child's mixes
+  // its parent's with its ordinal among the children spawned into its group since the group's
+  // last wait(), so that an iteration that repeats the same forks repeats the same paths.
+  std::uint64_t path;
+  // The place hint (locus::place): inherited from the parent unless the spawn names one;
+  // any_place (-1) means none.
+  std::int32_t place;
+  // The policy needs no hook for the children of this task's groups: they are spawned with a
+  // copy of this record, and neither they nor their groups call the policy (see
+  // group_state::use.unhooked). Set by the policy; inherited by such children.
+  bool children_unhooked;
+  // This task is such a child: the core calls no task hook for it.
+  bool unhooked;
+};
+static_assert(sizeof(task_frame) <= task_record_bytes && sizeof(task_frame) <= ult::stack::owner_bytes);
+static_assert(std::is_trivially_copyable_v<task_frame> && std::is_aggregate_v<task_frame>);
+
+inline constexpr std::uint64_t root_path = 0x243F6A8885A308D3ULL;
+
+inline std::uint64_t child_path(std::uint64_t parent, std::uint32_t ordinal) noexcept {
+  // One multiply-xorshift round: distinct ordinals of one parent never collide, and paths of
+  // different parents rarely do.
+  std::uint64_t h = (parent ^ (ordinal + 1ULL)) * 0x9E3779B97F4A7C15ULL;
+  return h ^ (h >> 31);
+}
+
+// The owner data bytes and task_base::record hold a task_frame from the start of their lifetime
+// on (byte arrays create implicit-lifetime objects, C++20 [intro.object]).
+inline task_frame& frame_of(ult::stack& s) noexcept {
+  return *std::launder(reinterpret_cast<task_frame*>(s.owner_data));
+}
+inline task_frame& frame_of(task_base& t) noexcept {
+  return *std::launder(reinterpret_cast<task_frame*>(t.record));
+}
+
+inline void make_root_frame(task_frame& f) noexcept {
+  std::memset(&f.slot, 0, sizeof f.slot);
+  f.path = root_path;
+  f.place = -1;
+  f.children_unhooked = false;
+  f.unhooked = false;
+}
+
+// A new child's record, before any policy hook: its parent's slot and children_unhooked, the
+// place its spawn names or else its parent's, and its path.
+[[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
+                                           group_state& g, int place_hint) noexcept {
+  child.slot = parent.slot;
+  child.path = child_path(parent.path, g.use.spawned++);
+  child.place = place_hint == inherit_place ? parent.place : place_hint;
+  child.children_unhooked = parent.children_unhooked;
+  child.unhooked = false;
+}
+
+}  // namespace locus::detail
