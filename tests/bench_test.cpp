@@ -442,10 +442,13 @@ TEST(BenchOutput, AccumulatesStatsAcrossRepetitions) {
   b.workers[1].spawns = 5;
   b.workers[1].busy_s = 0.5;
   b.workers[1].steals_by_level = {1, 2};
+  b.level_names = {"pu", "machine"};
   accumulate(a, b);
   accumulate(a, b);
   ASSERT_EQ(a.workers.size(), 2u);
   EXPECT_EQ(a.scheduler, "ws");
+  EXPECT_EQ(a.level_names, (std::vector<std::string>{"pu", "machine"}));
+  EXPECT_NE(a.to_json().find(R"("steal_levels":["pu","machine"])"), std::string::npos);
   EXPECT_EQ(a.workers[1].spawns, 10u);
   EXPECT_DOUBLE_EQ(a.workers[1].busy_s, 1.0);
   EXPECT_EQ(a.workers[1].steals_by_level, (std::vector<std::uint64_t>{2, 4}));

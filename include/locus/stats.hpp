@@ -36,8 +36,8 @@ struct worker_stats {
   std::uint64_t local_resumes = 0;   // own continuations taken back by the scheduler loop
   std::uint64_t sleeps = 0;          // times the worker went to sleep
   std::uint64_t mailbox_pushes = 0;  // items sent to another worker (policies that push work)
-  // Indexed by topology distance level between thief and victim (0 = same core ... depth of the
-  // machine tree); steals count items taken.
+  // Indexed by topology distance level between thief and victim (0 = same PU ... depth of the
+  // machine tree; stats::level_names names them); steals count items taken.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
   // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).
@@ -61,6 +61,10 @@ struct workspan_result {
 
 struct stats {
   std::string scheduler;
+  // The kind of machine-tree object where a thief and a victim at each distance level meet, e.g.
+  // {"pu", "core", "L2", "L3", "package", "machine"}: one name per steals_by_level entry (see
+  // topo::topology::level_names for trees that are not uniform). "steal_levels" in to_json().
+  std::vector<std::string> level_names;
   std::vector<worker_stats> workers;
   std::uint64_t suppressed_exceptions = 0;
 
