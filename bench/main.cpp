@@ -6,11 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/cli.hpp"
-#include "harness/idle.hpp"
+#include "harness/app.hpp"
 #include "harness/platform.hpp"
-#include "harness/registry.hpp"
-#include "harness/runner.hpp"
 
 namespace {
 
@@ -18,44 +15,6 @@ namespace {
 // the harness thread's stack; give it room for the deepest benchmark tree.
 constexpr std::size_t harness_stack_bytes = std::size_t{512} << 20;
 constexpr std::size_t omp_stack_bytes = std::size_t{256} << 20;
-
-int bench_main(const std::vector<std::string>& args) {
-  using namespace locus_bench;
-  try {
-    if (!args.empty() && args.front() == "idle") return run_idle_probe(args, std::cout);
-    const cli_options opts = parse_command_line(args);
-    const registry& reg = registry::get();
-    switch (opts.cmd) {
-      case command::help:
-        std::cout << usage();
-        return 0;
-      case command::list:
-        for (const auto& b : reg.all()) std::cout << b.name << "\n";
-        return 0;
-      case command::info: {
-        const benchmark* b = reg.find(opts.benches.front());
-        if (b == nullptr) {
-          throw usage_error("info: unknown benchmark '" + opts.benches.front() +
-                            "'; known: " + reg.names());
-        }
-        std::cout << describe(*b);
-        return 0;
-      }
-      case command::run: {
-        const run_plan plan = make_plan(opts, reg, available_cpus());
-        return execute(plan, std::cout, std::cerr);
-      }
-    }
-  } catch (const usage_error& e) {
-    std::cerr << "locus-bench: error: " << e.what() << "\n"
-              << "Try 'locus-bench help'.\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "locus-bench: error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -67,7 +26,9 @@ int main(int argc, char** argv) {
     locus_bench::set_default_thread_stack(omp_stack_bytes);
   }
   try {
-    return locus_bench::run_on_stack(harness_stack_bytes, [&] { return bench_main(args); });
+    return locus_bench::run_on_stack(harness_stack_bytes, [&] {
+      return locus_bench::run_command_line(args, std::cout, std::cerr);
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "locus-bench: error: %s\n", e.what());
     return 1;

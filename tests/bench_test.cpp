@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <locus/locus.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -12,6 +14,7 @@
 
 #include "benchmarks/sha1.hpp"
 #include "benchmarks/uts_tree.hpp"
+#include "harness/app.hpp"
 #include "harness/cli.hpp"
 #include "harness/regions.hpp"
 #include "harness/registry.hpp"
@@ -308,6 +311,110 @@ TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
   }
 }
 
+// Sets (or, with nullptr, unsets) an environment variable until the end of the scope.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+  ~scoped_env() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+std::vector<std::string> locus_labels(const run_plan& p) {
+  std::vector<std::string> labels;
+  for (const auto& bp : p.benches) {
+    for (const auto& c : bp.configs) labels.push_back(c.label());
+  }
+  return labels;
+}
+
+TEST(BenchCli, LocusSchedIsTheDefaultOfSched) {
+  const registry& reg = registry::get();
+  const auto labels = [&](std::initializer_list<const char*> args) {
+    return locus_labels(make_plan(parse(args), reg, 2));
+  };
+  {
+    const scoped_env unset("LOCUS_SCHED", nullptr);
+    EXPECT_EQ(labels({"run", "fib", "--impl", "locus"}), (std::vector<std::string>{"locus/ws/2"}));
+  }
+  const scoped_env adws("LOCUS_SCHED", "adws");
+  EXPECT_EQ(labels({"run", "fib", "--impl", "locus"}), (std::vector<std::string>{"locus/adws/2"}));
+  EXPECT_EQ(labels({"run", "fib", "--impl", "locus", "--sched", "ws"}),
+            (std::vector<std::string>{"locus/ws/2"}))
+      << "--sched wins over LOCUS_SCHED";
+  EXPECT_NE(usage().find("LOCUS_SCHED"), std::string::npos) << usage();
+}
+
+TEST(BenchCli, PlanRejectsInvalidLocusVariables) {
+  const registry& reg = registry::get();
+  const auto plan = [&](std::initializer_list<const char*> args) {
+    return make_plan(parse(args), reg, 2);
+  };
+  {
+    const scoped_env bad("LOCUS_SCHED", "foo");
+    EXPECT_USAGE_ERROR(plan({"run", "fib", "--impl", "locus"}), "LOCUS_SCHED", "'foo'", "ws",
+                       "adws", "ml-ws");
+    // Explicit choices do not make an invalid variable acceptable: nothing would read it, but
+    // its author meant something by it.
+    EXPECT_USAGE_ERROR(plan({"run", "fib", "--impl", "locus", "--sched", "ws"}), "LOCUS_SCHED");
+    EXPECT_USAGE_ERROR(plan({"run", "fib", "--impl", "serial"}), "LOCUS_SCHED");
+  }
+  {
+    const scoped_env bad("LOCUS_WORKERS", "abc");
+    EXPECT_USAGE_ERROR(plan({"run", "fib", "--workers", "2"}), "LOCUS_WORKERS", "'abc'",
+                       "positive integer");
+  }
+  {
+    const scoped_env bad("LOCUS_STATS", "maybe");
+    EXPECT_USAGE_ERROR(plan({"run", "fib"}), "LOCUS_STATS", "'maybe'", "true, false");
+  }
+  {
+    const scoped_env bad("LOCUS_TOPOLOGY", "pack:0 pu:x");
+    EXPECT_USAGE_ERROR(plan({"run", "fib", "--impl", "serial"}), "LOCUS_TOPOLOGY");
+  }
+}
+
+TEST(BenchMain, InvalidLocusVariableExitsTwoBeforeRunningAnything) {
+  const scoped_env bad("LOCUS_SCHED", "foo");
+  for (const char* command : {"run", "idle"}) {
+    SCOPED_TRACE(command);
+    std::vector<std::string> args{command};
+    if (std::string(command) == "run") {
+      args.insert(args.end(), {"fib", "--impl", "locus", "--size", "small", "--reps", "1"});
+    } else {
+      args.insert(args.end(), {"--reps", "1", "--seconds", "1"});
+    }
+    std::ostringstream out, err;
+    EXPECT_EQ(run_command_line(args, out, err), 2) << err.str();
+    EXPECT_EQ(out.str(), "") << "nothing ran";
+    const std::string message = err.str();
+    for (const char* part : {"LOCUS_SCHED", "'foo'", "ws", "adws"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << "'" << message << "' lacks " << part;
+    }
+    EXPECT_EQ(message.find("preparing"), std::string::npos) << message;
+  }
+  // Commands that run nothing do not read the environment.
+  std::ostringstream out, err;
+  EXPECT_EQ(run_command_line({"list"}, out, err), 0) << err.str();
+}
+
 // ---- output ----
 
 TEST(BenchOutput, JsonLineFormat) {
@@ -442,10 +549,13 @@ TEST(BenchOutput, AccumulatesStatsAcrossRepetitions) {
   b.workers[1].spawns = 5;
   b.workers[1].busy_s = 0.5;
   b.workers[1].steals_by_level = {1, 2};
+  b.level_names = {"pu", "machine"};
   accumulate(a, b);
   accumulate(a, b);
   ASSERT_EQ(a.workers.size(), 2u);
   EXPECT_EQ(a.scheduler, "ws");
+  EXPECT_EQ(a.level_names, (std::vector<std::string>{"pu", "machine"}));
+  EXPECT_NE(a.to_json().find(R"("steal_levels":["pu","machine"])"), std::string::npos);
   EXPECT_EQ(a.workers[1].spawns, 10u);
   EXPECT_DOUBLE_EQ(a.workers[1].busy_s, 1.0);
   EXPECT_EQ(a.workers[1].steals_by_level, (std::vector<std::uint64_t>{2, 4}));

@@ -327,6 +327,30 @@ TEST_F(ConfigRuntimeTest, BadSchedIsRejected) {
   EXPECT_CONTAINS(msg, "ws");
 }
 
+TEST_F(ConfigRuntimeTest, ResolveOptionsChecksLikeTheConstructorWithoutStartingOne) {
+  set("LOCUS_SCHED", "adws");
+  set("LOCUS_STACK_SIZE", "64K");
+  const locus::options r = locus::resolve_options({.workers = 3});
+  EXPECT_EQ(r.sched, "adws");
+  EXPECT_EQ(r.workers, 3);
+  EXPECT_EQ(r.stack_size, std::size_t{64} << 10);
+  EXPECT_EQ(r.stats_at_exit, false);
+  EXPECT_FALSE(r.topology) << "the real machine";
+  EXPECT_FALSE(r.trace) << "no trace";
+  EXPECT_EQ(locus::resolve_options({.sched = "ws"}).sched, "ws") << "explicit options win";
+
+  set("LOCUS_SCHED", "bogus");
+  std::string msg = config_error_of([] { locus::resolve_options(); });
+  EXPECT_CONTAINS(msg, "LOCUS_SCHED");
+  EXPECT_CONTAINS(msg, "adws") << "lists the schedulers";
+  ::unsetenv("LOCUS_SCHED");
+  set("LOCUS_TOPOLOGY", "pack:x");
+  msg = config_error_of([] { locus::resolve_options(); });
+  EXPECT_CONTAINS(msg, "LOCUS_TOPOLOGY");
+  set("LOCUS_TOPOLOGY", kEight);
+  EXPECT_EQ(locus::resolve_options().topology, kEight);
+}
+
 TEST_F(ConfigRuntimeTest, BadWorkersIsRejected) {
   set("LOCUS_TOPOLOGY", kEight);
   for (const char* bad : {"0", "-3", "abc", "2x", "1.5"}) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -132,6 +133,73 @@ TEST(ForkJoin, ParallelReduceEqualsSerialFold) {
   long expect = 0;
   for (long i = 0; i < 100'000; ++i) expect += i * i % 7;
   EXPECT_EQ(got, expect);
+}
+
+// 2x2 integer matrices under the product: associative, not commutative, so a reduction that
+// combined or folded out of order would give a different matrix.
+struct mat2 {
+  long a = 1, b = 0, c = 0, d = 1;
+  friend bool operator==(const mat2&, const mat2&) = default;
+};
+
+mat2 operator*(const mat2& x, const mat2& y) {
+  constexpr long m = 1'000'003;  // keeps the entries small; the product stays associative
+  return {(x.a * y.a + x.b * y.c) % m, (x.a * y.b + x.b * y.d) % m, (x.c * y.a + x.d * y.c) % m,
+          (x.c * y.b + x.d * y.d) % m};
+}
+
+mat2 element(long i) {
+  return {i % 5 + 1, i % 3, (i * 7) % 4, i % 2 + 1};
+}
+
+TEST(ForkJoin, ParallelReduceElementFormEqualsSerialFold) {
+  locus::runtime rt{locus::options{.workers = 2}};
+  const long squares = rt.exec([] {
+    return locus::parallel_reduce(
+        0L, 100'000L, 0L, [](long i, const long& acc) { return acc + i * i % 7; },
+        [](long a, long b) { return a + b; }, locus::grain{64});
+  });
+  long expect = 0;
+  for (long i = 0; i < 100'000; ++i) expect += i * i % 7;
+  EXPECT_EQ(squares, expect);
+
+  for (std::size_t g : {1, 7, 64, 5000}) {
+    SCOPED_TRACE(g);
+    const mat2 product = rt.exec([g] {
+      return locus::parallel_reduce(
+          0L, 3'000L, mat2{}, [](long i, const mat2& acc) { return acc * element(i); },
+          [](const mat2& x, const mat2& y) { return x * y; }, locus::grain{g});
+    });
+    mat2 serial;
+    for (long i = 0; i < 3'000; ++i) serial = serial * element(i);
+    EXPECT_EQ(product, serial);
+  }
+
+  // Unsigned indices and an empty range.
+  const std::string digits = rt.exec([] {
+    return locus::parallel_reduce(
+        0u, 20u, std::string{},
+        [](unsigned i, const std::string& acc) { return acc + static_cast<char>('a' + i); },
+        [](const std::string& x, const std::string& y) { return x + y; }, locus::grain{3});
+  });
+  EXPECT_EQ(digits, "abcdefghijklmnopqrst");
+  EXPECT_EQ(locus::parallel_reduce(
+                5, 5, 42, [](int, const int&) { return 0; }, [](int, int) { return 0; }),
+            42);
+}
+
+TEST(ForkJoin, ParallelReducePrefersTheRangeFormWhenBothFit) {
+  locus::runtime rt{locus::options{.workers = 2}};
+  // Callable as (lo, hi, init) and as (i, acc): the range form is the one called.
+  const long got = rt.exec([] {
+    return locus::parallel_reduce(
+        0L, 1'000L, 0L,
+        [](long lo, long hi, long init = -1'000'000) {
+          return init == -1'000'000 ? init : init + (hi - lo);
+        },
+        [](long a, long b) { return a + b; }, locus::grain{10});
+  });
+  EXPECT_EQ(got, 1'000L);
 }
 
 TEST(ForkJoin, ParallelInvokeRunsEveryCallable) {

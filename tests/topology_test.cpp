@@ -9,13 +9,17 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "locus/runtime.hpp"
 #include "topology/cgroup.hpp"
+#include "topology/impl.hpp"
 #include "topology/topology.hpp"
 
 namespace fs = std::filesystem;
+using locus::topo::name_levels;
 using locus::topo::node;
 using locus::topo::node_kind;
 using locus::topo::topology;
@@ -233,6 +237,67 @@ TEST(TopologySynthetic, MaxDistanceOfUnevenTrees) {
   const topology single = topology::synthetic("pack:1 core:1 pu:1");
   EXPECT_EQ(single.num_leaves(), 1);
   EXPECT_EQ(single.max_distance(), 0);
+}
+
+TEST(TopologySynthetic, LevelNamesAreTheKindsWhereLeavesMeet) {
+  using names = std::vector<std::string>;
+  const auto expect_names = [](const char* description, const names& expected) {
+    SCOPED_TRACE(description);
+    const topology t = topology::synthetic(description);
+    EXPECT_EQ(t.level_names(), expected);
+    EXPECT_EQ(t.level_names().size(), static_cast<std::size_t>(t.max_distance()) + 1);
+  };
+  expect_names(kEight, {"pu", "core", "L2", "L3", "package", "machine"});
+  expect_names("pack:2 l3:1(size=16MB) l2:4(size=1MB) core:1 pu:2",
+               {"pu", "core", "L2", "L3", "package", "machine"});
+  expect_names("pack:2 [numa(memory=1GB)] l3:1(size=16MB) l2:4(size=1MB) core:1 pu:1",
+               {"pu", "core", "L2", "L3", "numa", "package", "machine"});
+  expect_names(kCascadeLake, {"pu", "core", "L1", "L2", "L3", "package", "machine"});
+  expect_names("core:4 pu:1", {"pu", "core", "machine"});
+  expect_names("pack:1 core:1 pu:1", {"pu"});
+}
+
+// Builds a tree by hand (synthetic descriptions are always uniform): node_kind, cache level and
+// parent for each node, in preorder.
+std::vector<node> hand_built(const std::vector<std::tuple<node_kind, int, int>>& spec) {
+  std::vector<node> nodes;
+  for (const auto& [kind, cache_level, parent] : spec) {
+    node n;
+    n.kind = kind;
+    n.cache_level = cache_level;
+    n.parent = parent;
+    n.depth = parent < 0 ? 0 : nodes[static_cast<std::size_t>(parent)].depth + 1;
+    if (parent >= 0) {
+      nodes[static_cast<std::size_t>(parent)].children.push_back(static_cast<int>(nodes.size()));
+    }
+    nodes.push_back(n);
+  }
+  return nodes;
+}
+
+TEST(TopologyLevelNames, UnevenTreesJoinTheKindsOfALevel) {
+  using k = node_kind;
+  // Package 1 has an L3 over its two cores, package 2 none: its PUs are one level shallower.
+  const std::vector<node> nodes = hand_built({
+      {k::machine, 0, -1},  // 0
+      {k::package, 0, 0},   // 1
+      {k::cache, 3, 1},     // 2
+      {k::core, 0, 2},      // 3
+      {k::pu, 0, 3},        // 4: depth 4
+      {k::core, 0, 2},      // 5
+      {k::pu, 0, 5},        // 6
+      {k::package, 0, 0},   // 7
+      {k::core, 0, 7},      // 8
+      {k::pu, 0, 8},        // 9: depth 3
+      {k::core, 0, 7},      // 10
+      {k::pu, 0, 10},       // 11
+  });
+  // 4 and 6 meet at the L3 two levels above them, 9 and 11 at their package two levels above
+  // them; across packages leaves meet at the machine, 4 levels above the deeper one. Nobody meets
+  // at distance 1 or 3: named after the nodes that many levels above the leaves (cores; package 1
+  // above 4 and 6, the machine above 9 and 11).
+  EXPECT_EQ(name_levels(nodes),
+            (std::vector<std::string>{"pu", "core", "L3/package", "machine/package", "machine"}));
 }
 
 TEST(TopologySynthetic, Describe) {

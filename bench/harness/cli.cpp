@@ -222,7 +222,17 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
   return o;
 }
 
+locus::options environment_settings() {
+  try {
+    return locus::resolve_options();
+  } catch (const locus::config_error& e) {
+    throw usage_error(e.what());
+  }
+}
+
 run_plan make_plan(const cli_options& opts, const registry& reg, int default_workers) {
+  // First: a bad LOCUS_* value stops the run before anything is prepared, whatever the flags.
+  const locus::options env = environment_settings();
   run_plan plan;
   plan.size = opts.size;
   plan.reps = opts.reps.value_or(default_reps(opts.size));
@@ -296,7 +306,7 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
 
   // Configurations.
   const std::vector<std::string> scheds =
-      opts.scheds.empty() ? std::vector<std::string>{"ws"} : opts.scheds;
+      opts.scheds.empty() ? std::vector<std::string>{*env.sched} : opts.scheds;
   const std::vector<int> workers =
       opts.workers.empty() ? std::vector<int>{default_workers} : opts.workers;
   for (auto& bp : plan.benches) {
@@ -346,7 +356,8 @@ std::string usage() {
        "  --size small|medium|large   parameter defaults (default medium)\n"
        "  --set KEY=VALUE             override a parameter; BENCH.KEY=VALUE for one benchmark\n"
        "  --impl LIST                 serial, locus, tbb, omp (default: all the benchmark has)\n"
-       "  --sched LIST                locus schedulers (default ws); locus impl only\n"
+       "  --sched LIST                locus schedulers (default: LOCUS_SCHED if set, else\n"
+       "                              ws); locus impl only\n"
        "  --workers LIST              worker counts (default: the CPUs this process may use);\n"
        "                              serial always runs once with 1\n"
        "  --reps R                    timed repetitions (default: small 3, medium 7, large 5)\n"
@@ -370,10 +381,12 @@ std::string usage() {
        "verified; a failure exits with status 1, a bad argument with status 2. Progress goes to\n"
        "stderr.\n"
        "\n"
-       "locus settings not chosen here come from the environment (LOCUS_TOPOLOGY for a\n"
-       "synthetic machine, needed for more workers than processing units; LOCUS_STACK_SIZE;\n"
-       "LOCUS_LOCALITY_LINE for --locality's line size). LOCUS_LOCALITY is ignored: use\n"
-       "--locality.\n"
+       "locus settings not chosen here come from the environment (LOCUS_SCHED as --sched's\n"
+       "default; LOCUS_TOPOLOGY for a synthetic machine, needed for more workers than\n"
+       "processing units; LOCUS_STACK_SIZE; LOCUS_LOCALITY_LINE for --locality's line size).\n"
+       "LOCUS_WORKERS and LOCUS_LOCALITY are ignored: use --workers and --locality. Every\n"
+       "LOCUS_* variable is checked as a locus runtime checks it before run or idle does\n"
+       "anything: an invalid value exits with status 2, naming the accepted values.\n"
        "OpenMP workers get 256 MiB stacks unless OMP_STACKSIZE is set.\n";
   return s.str();
 }

@@ -1,6 +1,7 @@
 // locus-bench command line: parsing (syntax only) and planning (against the registry).
 #pragma once
 
+#include <locus/runtime.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -63,8 +64,14 @@ struct run_plan {
   bool workspan = false;
 };
 
-// Resolves benchmark names, --set keys and values (rejecting unknown keys with the benchmark's
-// list), implementations and the configuration list. Throws usage_error.
+// The locus settings the LOCUS_* variables select, checked as a locus runtime checks them
+// (locus::resolve_options) even where locus-bench's own flags decide instead. Throws usage_error
+// naming the variable and its accepted values.
+locus::options environment_settings();
+
+// Checks the LOCUS_* variables (environment_settings) and resolves benchmark names, --set keys and
+// values (rejecting unknown keys with the benchmark's list), implementations and the
+// configuration list; LOCUS_SCHED is the default of --sched. Throws usage_error.
 run_plan make_plan(const cli_options& opts, const registry& reg, int default_workers);
 
 // The help text.

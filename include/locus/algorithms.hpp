@@ -53,10 +53,25 @@ void parallel_for_range(Index lo, Index hi, const Body& body, std::size_t grain_
   }
 }
 
+// The range form wins when a body fits both, so that a body written for it keeps its meaning.
+template <class Body, class Index, class T>
+inline constexpr bool reduce_range_body =
+    std::is_invocable_r_v<T, const Body&, Index, Index, const T&>;
+template <class Body, class Index, class T>
+inline constexpr bool reduce_element_body = std::is_invocable_r_v<T, const Body&, Index, const T&>;
+
 template <class Index, class T, class Body, class Combine>
 T parallel_reduce_range(Index lo, Index hi, const T& identity, const Body& body,
                         const Combine& combine, std::size_t grain_size) {
-  if (static_cast<std::size_t>(hi - lo) <= grain_size) return body(lo, hi, identity);
+  if (static_cast<std::size_t>(hi - lo) <= grain_size) {
+    if constexpr (reduce_range_body<Body, Index, T>) {
+      return body(lo, hi, identity);
+    } else {
+      T acc = identity;
+      for (Index i = lo; i < hi; ++i) acc = body(i, std::as_const(acc));
+      return acc;
+    }
+  }
   const Index mid = lo + (hi - lo) / 2;
   T left = identity;
   task_group tg{work_hint{static_cast<double>(hi - lo)}};
@@ -81,14 +96,19 @@ void parallel_for(Index first, Index last, Body body, grain g = {}) {
   detail::parallel_for_range(first, last, body, g.value == 0 ? 1 : g.value);
 }
 
-// Reduces [first, last): body(lo, hi, init) -> T folds a subrange of at most `g` iterations into
-// init; combine(T, T) -> T merges two partial results and must be associative. identity must be
-// a neutral element of combine. The result is the same as the serial fold for any associative
-// combine, whatever the schedule.
+// Reduces [first, last). The body folds part of the range into a partial result, in one of two
+// forms: body(lo, hi, init) -> T folds a subrange of at most `g` iterations into init, or
+// body(i, acc) -> T folds one element into acc (applied as acc = body(i, acc) to each i of such
+// a subrange in increasing order, starting from identity). A body callable both ways is used in
+// the range form. combine(T, T) -> T merges two partial results and must be associative;
+// identity must be a neutral element of combine. The result is the same as the serial fold for
+// any associative combine, whatever the schedule.
 template <std::integral Index, class T, class Body, class Combine>
 T parallel_reduce(Index first, Index last, T identity, Body body, Combine combine, grain g = {}) {
-  static_assert(std::is_invocable_r_v<T, const Body&, Index, Index, const T&>,
-                "parallel_reduce body must be T(Index lo, Index hi, const T& init)");
+  static_assert(
+      detail::reduce_range_body<Body, Index, T> || detail::reduce_element_body<Body, Index, T>,
+      "parallel_reduce body must be T(Index lo, Index hi, const T& init) (folds a "
+      "subrange) or T(Index i, const T& acc) (folds one element)");
   if (last <= first) return identity;
   return detail::parallel_reduce_range(first, last, identity, body, combine,
                                        g.value == 0 ? 1 : g.value);

@@ -44,6 +44,17 @@ struct options {
   std::optional<bool> workspan{};
 };
 
+// The configuration a runtime constructed with `opts` would run with, resolved as its
+// constructor resolves it (explicit options, then LOCUS_* variables, then defaults) but without
+// starting one, so that a tool can reject a bad environment before doing anything else. Throws
+// config_error, naming the option or variable and its accepted values, for every value the
+// constructor rejects on its own; not for what only a starting runtime can check (more workers
+// than processing units, LOCUS_WORKSPAN with several workers, the trace file, a scheduler's own
+// variables such as LOCUS_ADWS_STEAL). Unset in the result where the runtime falls back on the
+// machine or nothing: workers (the topology's default), topology (this machine), locality_line
+// (the topology's line size) and trace (none).
+options resolve_options(const options& opts = {});
+
 namespace detail {
 class runtime_impl;
 runtime_impl* current_runtime() noexcept;

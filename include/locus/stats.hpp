@@ -40,8 +40,9 @@ struct worker_stats {
   std::uint64_t migrations = 0;     // tasks this worker moved to another one at a group's end
   std::uint64_t stolen_items = 0;   // items its steals took (a steal may take several)
   std::uint64_t lost_races = 0;     // failed steals that found an item another worker took first
-  // Indexed by topology distance level between thief and victim (0 = same core ... depth of the
-  // machine tree): successful steals (each took one item or more) and failed ones.
+  // Indexed by topology distance level between thief and victim (0 = same PU ... depth of the
+  // machine tree; stats::level_names names them): successful steals (each took one item or
+  // more) and failed ones.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
   // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).
@@ -65,6 +66,10 @@ struct workspan_result {
 
 struct stats {
   std::string scheduler;
+  // The kind of machine-tree object where a thief and a victim at each distance level meet, e.g.
+  // {"pu", "core", "L2", "L3", "package", "machine"}: one name per steals_by_level entry (see
+  // topo::topology::level_names for trees that are not uniform). "steal_levels" in to_json().
+  std::vector<std::string> level_names;
   std::vector<worker_stats> workers;
   std::uint64_t suppressed_exceptions = 0;
 

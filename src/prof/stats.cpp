@@ -190,8 +190,11 @@ worker_stats stats::total() const {
 
 std::string stats::to_json() const {
   std::ostringstream out;
-  out << "{\"scheduler\":\"" << scheduler
-      << "\",\"suppressed_exceptions\":" << suppressed_exceptions << ",\"total\":";
+  out << "{\"scheduler\":\"" << scheduler << "\",\"steal_levels\":[";
+  for (std::size_t i = 0; i < level_names.size(); ++i) {
+    out << (i ? "," : "") << json_quote(level_names[i]);
+  }
+  out << "],\"suppressed_exceptions\":" << suppressed_exceptions << ",\"total\":";
   json_worker(out, total());
   out << ",\"workers\":[";
   for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -205,6 +208,10 @@ std::string stats::to_json() const {
 std::string stats::to_text() const {
   std::ostringstream out;
   out << "locus statistics (scheduler " << scheduler << ")\n";
+  // Statistics put together by hand may lack the names.
+  auto level_name = [&](std::size_t l) {
+    return l < level_names.size() ? level_names[l] : "level" + std::to_string(l);
+  };
   char line[256];
   std::snprintf(line, sizeof line, "%6s %10s %10s %10s %12s %10s %10s %12s %s\n", "worker",
                 "busy_s", "idle_s", "ovh_s", "spawns", "steals", "failed", "suspensions",
@@ -218,7 +225,7 @@ std::string stats::to_text() const {
                   static_cast<unsigned long long>(w.suspensions));
     out << line;
     for (std::size_t l = 0; l < w.steals_by_level.size(); ++l) {
-      out << (l ? " " : "") << 'L' << l << '=' << w.steals_by_level[l];
+      out << (l ? " " : "") << level_name(l) << '=' << w.steals_by_level[l];
     }
     out << '\n';
   };

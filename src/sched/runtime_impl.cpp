@@ -248,6 +248,7 @@ void runtime_impl::wake_all() noexcept {
 locus::stats runtime_impl::stats() const {
   locus::stats s;
   s.scheduler = settings.sched;
+  s.level_names = topology.level_names();
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   const std::uint64_t now = clock_ns();
   for (const auto& w : workers_) {

@@ -82,7 +82,7 @@ class runtime_impl {
 
   locus::stats stats() const;
   void reset_stats() noexcept;
-  // Time accounting before this instant is not counted (set by reset_stats).
+  // Time accounting before this instant is not counted (construction, then reset_stats).
   std::uint64_t stats_epoch_ns() const noexcept {
     return stats_epoch_ns_.load(std::memory_order_relaxed);
   }
@@ -121,7 +121,9 @@ class runtime_impl {
   std::atomic<int> roots_active_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> suppressed_{0};
-  std::atomic<std::uint64_t> stats_epoch_ns_{0};
+  // Construction is the first epoch: until its first phase change a worker's phase_since_ns is
+  // 0, and the time before the runtime existed is not its time.
+  std::atomic<std::uint64_t> stats_epoch_ns_{clock_ns()};
   // Counted down by each worker once its PMU counters are open (a member, not a local: a
   // worker may still be inside count_down when the constructor's wait returns).
   std::unique_ptr<std::latch> pmu_opened_;

@@ -74,6 +74,7 @@ class builder {
     finish_leaf_ranges(0);
     assign_places();
     out_.max_distance = max_distance(0);
+    out_.level_names = name_levels(out_.nodes);
     return numa_objs_;
   }
 

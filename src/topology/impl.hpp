@@ -4,6 +4,7 @@
 #include <hwloc.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "topology/topology.hpp"
@@ -26,14 +27,19 @@ struct topology_state {
   int num_places = 1;
   std::vector<unsigned> numa_distances;
   int max_distance = 0;
+  std::vector<std::string> level_names;  // see topology::level_names()
   int default_workers = 1;
 };
 
 struct topology::impl : topology_state {};
 
-// Fills nodes, leaves, leaf_os, leaf_place, num_places and max_distance from a loaded hwloc
-// topology (see build.cpp). Returns, for each place, the hwloc NUMA object it stands for, or an
-// empty vector when places are packages (or the whole machine).
+// Names the distance levels 0 .. max distance of a tree (as topology::level_names() describes);
+// uses only the kind, cache level, depth and children of each node.
+std::vector<std::string> name_levels(const std::vector<node>& nodes);
+
+// Fills nodes, leaves, leaf_os, leaf_place, num_places, max_distance and level_names from a loaded
+// hwloc topology (see build.cpp). Returns, for each place, the hwloc NUMA object it stands for, or
+// an empty vector when places are packages (or the whole machine).
 std::vector<hwloc_obj_t> build_tree(hwloc_topology_t hw, topology_state& out);
 
 // Fills numa_distances from the OS-provided NUMA latency matrix, if any.

@@ -37,6 +37,9 @@ int topology::num_numa() const noexcept {
 const std::vector<unsigned>& topology::numa_distances() const noexcept {
   return impl_->numa_distances;
 }
+const std::vector<std::string>& topology::level_names() const noexcept {
+  return impl_->level_names;
+}
 
 int topology::leaf_node(int leaf) const {
   if (leaf < 0 || leaf >= num_leaves()) {
@@ -114,7 +117,83 @@ std::string format_bytes(std::size_t bytes) {
   return std::to_string(bytes) + "B";
 }
 
+// The name of a node's kind in level names (describe() uses hwloc's synthetic spelling).
+std::string level_name(const node& n) {
+  switch (n.kind) {
+    case node_kind::package:
+      return "package";
+    case node_kind::cache:
+      return "L" + std::to_string(n.cache_level);
+    default:
+      return kind_name(n);
+  }
+}
+
+// The distinct names of `indices`, in tree order (nodes are stored in preorder), joined by '/'.
+std::string joined_names(const std::vector<node>& nodes, std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  std::vector<std::string> names;
+  for (int i : indices) {
+    std::string name = level_name(nodes[static_cast<std::size_t>(i)]);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : "/") + name;
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> name_levels(const std::vector<node>& nodes) {
+  // meets[d]: the nodes that are the lowest common ancestor of some pair of leaves at distance
+  // d, i.e. of a leaf in one child's subtree and one in another's, d being the deeper leaf's
+  // depth minus the node's. Children come after their parents in preorder, so a backward walk
+  // knows every child's leaf depths (a handful of distinct values) before it reaches the parent.
+  std::vector<std::vector<int>> meets(1);
+  std::vector<std::vector<int>> leaf_depths(nodes.size());
+  std::vector<int> leaves;
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    const node& n = nodes[i];
+    std::vector<int>& mine = leaf_depths[i];
+    if (n.children.empty()) {
+      mine.push_back(n.depth);
+      leaves.push_back(static_cast<int>(i));
+      continue;
+    }
+    for (std::size_t a = 0; a < n.children.size(); ++a) {
+      const auto& under_a = leaf_depths[static_cast<std::size_t>(n.children[a])];
+      for (std::size_t b = a + 1; b < n.children.size(); ++b) {
+        for (int da : under_a) {
+          for (int db : leaf_depths[static_cast<std::size_t>(n.children[b])]) {
+            const auto d = static_cast<std::size_t>(std::max(da, db) - n.depth);
+            if (meets.size() <= d) meets.resize(d + 1);
+            if (meets[d].empty() || meets[d].back() != static_cast<int>(i)) {
+              meets[d].push_back(static_cast<int>(i));
+            }
+          }
+        }
+      }
+      for (int d : under_a) {
+        if (std::find(mine.begin(), mine.end(), d) == mine.end()) mine.push_back(d);
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (std::size_t d = 0; d < meets.size(); ++d) {
+    std::vector<int> named_by = meets[d];
+    if (named_by.empty()) {
+      for (int leaf : leaves) {
+        int up = leaf;
+        for (std::size_t k = 0; k < d && up >= 0; ++k) {
+          up = nodes[static_cast<std::size_t>(up)].parent;
+        }
+        if (up >= 0) named_by.push_back(up);
+      }
+    }
+    names.push_back(joined_names(nodes, std::move(named_by)));
+  }
+  return names;
+}
 
 std::string topology::describe() const {
   // Levels in order of first appearance in preorder (the leftmost path from the root), each with

@@ -49,6 +49,13 @@ class topology {
   // Level of the lowest common ancestor of two leaves, counted upwards from the leaves:
   // 0 for the same leaf, 1 for siblings, ..., max_distance() for leaves that only share the root.
   int distance(int leaf_a, int leaf_b) const;
+  // A name for each distance level 0 .. max_distance(): the kind of the node where two leaves
+  // at that distance meet (their lowest common ancestor): "pu" for 0, then "core", "L1" .. "L5",
+  // "numa", "package", "group", "machine". A tree whose leaves are not all at the same depth can
+  // have different kinds meeting at one distance: their names are joined with '/' in tree order
+  // ("L3/package"). A level at which no two leaves meet (a core with one PU makes level 1 one)
+  // is named after the nodes that many levels above the leaves, joined the same way.
+  const std::vector<std::string>& level_names() const noexcept;
   // Ancestors of a leaf from the leaf's parent to the root (node indices).
   std::vector<int> ancestors(int leaf) const;
   // Index of the NUMA node (or, without NUMA nodes, package; 0 when neither) holding the leaf,
