@@ -446,17 +446,19 @@ TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
   locus::runtime rt{locus::options{.sched = GetParam(), .workers = 4,
                                    .topology = "pack:2 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
   // paths[iteration] = {root, child 0, child 1, child 2, grandchild of child 1, second group's
-  // child 0}
+  // child 0, the reused group's child}
   std::vector<std::vector<std::uint64_t>> paths;
+  std::vector<std::uint64_t> reused_paths;
   std::mutex lock;
   for (int exec = 0; exec < 2; ++exec) {
     rt.exec([&] {
-      locus::task_group reused;  // reused across iterations: wait() restarts its numbering
+      locus::task_group reused;  // one group for every iteration: it goes on counting
       for (int iteration = 0; iteration < 3; ++iteration) {
         std::vector<std::atomic<std::uint64_t>> seen(6);
         seen[0] = locus::this_task_path();
+        locus::task_group tg;
         for (int c = 0; c < 3; ++c) {
-          reused.run(
+          tg.run(
               [&, c] {
                 seen[static_cast<std::size_t>(1 + c)] = locus::this_task_path();
                 if (c == 1) {
@@ -467,13 +469,17 @@ TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
               },
               locus::work_hint{1.0});
         }
-        reused.wait();
+        tg.wait();
         locus::task_group other;
         other.run([&] { seen[5] = locus::this_task_path(); });
         other.wait();
+        std::atomic<std::uint64_t> from_reused{0};
+        reused.run([&] { from_reused = locus::this_task_path(); });
+        reused.wait();
         const std::lock_guard hold(lock);
         paths.emplace_back();
         for (auto& x : seen) paths.back().push_back(x.load());
+        reused_paths.push_back(from_reused.load());
       }
     });
   }
@@ -483,6 +489,12 @@ TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
   EXPECT_EQ(distinct.size(), 5u);  // root, three siblings and a grandchild all differ
   // The first child of another group of the same task is at the same position: the same path.
   EXPECT_EQ(paths[0][5], paths[0][1]);
+  // A reused group numbers on: each iteration's child differs, and each exec repeats them.
+  ASSERT_EQ(reused_paths.size(), 6u);
+  EXPECT_EQ(reused_paths[0], paths[0][1]);
+  EXPECT_EQ(std::set<std::uint64_t>(reused_paths.begin(), reused_paths.begin() + 3).size(), 3u);
+  EXPECT_EQ(std::vector<std::uint64_t>(reused_paths.begin(), reused_paths.begin() + 3),
+            std::vector<std::uint64_t>(reused_paths.begin() + 3, reused_paths.end()));
   EXPECT_EQ(locus::this_task_path(), 0u);
 }
 

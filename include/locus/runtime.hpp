@@ -122,10 +122,11 @@ int this_worker() noexcept;
 // parent's, up to the root; -1 when none was given or locus::any_place cleared it, and on a
 // thread that is not a worker. Every scheduler carries it; those that place work by it use it.
 int this_task_place() noexcept;
-// A name of the calling task's position in the fork tree: the root's is fixed, and a child's
-// mixes its parent's with its ordinal among the children spawned into its task group since that
-// group's last wait(). A program that repeats the same forks (an iteration) repeats the same
-// names, whichever workers run them. 0 on a thread that is not a worker.
+// A 48-bit name of the calling task's position in the fork tree: the root's is fixed, and a
+// child's mixes its parent's with its ordinal among the children spawned into its task group
+// (counted from the group's creation: a group reused after wait() goes on counting). A program
+// that repeats the same forks with groups of its own (an iteration of a loop of parallel_for, say)
+// repeats the same names, whichever workers run them. 0 on a thread that is not a worker.
 std::uint64_t this_task_path() noexcept;
 // Number of workers of the runtime the caller runs on (the default runtime's otherwise).
 int num_workers();

@@ -202,8 +202,8 @@ class adws_policy final : public policy_base<adws_policy> {
     }
     plan->level = level;
     plan->whole = plan->left = range;
-    plan->hinted = g.hints.work > 0;
-    plan->remaining = g.hints.work;
+    plan->hinted = g.work_hint > 0;
+    plan->remaining = g.work_hint;
     plan->cross = range.spans_units(tree_.units(level));
     plan->depth = base_depth + (plan->cross ? 1 : 0);
     // The creator's continuation, and children it queues without the spawn hook, belong there.

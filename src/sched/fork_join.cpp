@@ -38,6 +38,9 @@ inline worker* current_worker_here() noexcept {
 
 using what = switch_msg::what;
 
+// Marks a spawn record whose continuation goes to its spawner's replaced queue.
+char to_replaced_queue;
+
 // What a child-first child owes the scheduler policy: nothing (a policy without per-spawn
 // hooks); its task hooks and a look at the `first` lane of the inbox when it ends; or, for a
 // child of an unhooked group (task_frame::children_unhooked), only the look at the lane.
@@ -62,7 +65,7 @@ struct outside_start final : task_base {
   runtime& rt = default_runtime();
   auto task = std::make_unique<outside_start>(&rec);
   auto copied = task->copied.get_future();
-  rec.outside = task.get();
+  rec.publish_elsewhere = task.get();
   task->group = rec.group;
   task->options = rec.options;
   rec.group->pending.fetch_add(1, std::memory_order_relaxed);
@@ -98,7 +101,7 @@ bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* m
   // parent moved on; the child stack pins it to this very spawn. The record must also be in the
   // queue of the worker that spawned: a chunk steal may have moved it to the queue of a worker
   // this child has since moved to, and the parent's spawn would then go on with its own worker's
-  // state on another one. Such a record is a continuation taken like any other.
+  // state on another one. Such a record is a continuation like any other.
   const auto* r = static_cast<spawn_record*>(item);
   return item == rec && r->child_stack == me && r->spawner == w;
 }
@@ -172,7 +175,7 @@ void migrate_current(worker* w, group_state& g, int target) {
 }
 
 void finish_group(group_state& g) {
-  g.use = {};  // a reused group numbers its children and decides about hooks again
+  g.unhooked = false;  // a reused group decides again
   if (g.begun) {
     worker* w = current_worker();
     if (w != nullptr && w->rt.hooks.group_end) {
@@ -245,10 +248,19 @@ void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     // this worker's scheduler loop after that work), as if it had been stolen.
     if (w->mail.has(lane::first)) fiber_loop(complete_concurrent_child(w, g, me));
   }
-  if (work_item* item = w->pop_local()) {
+  if constexpr (Watched == watch::none) {
+    // Unwatched spawns happen only where no worker's queue is replaced.
+    if (auto item = w->default_queue.deque.pop()) {
+      if (is_own_parent(*item, rec, me, w)) {
+        w->running = static_cast<ult::stack*>(rec->parent.stack);
+        return;  // the parent releases this stack
+      }
+      w->default_queue.deque.push(*item);
+    }
+  } else if (work_item* item = w->pop_local()) {
     if (is_own_parent(item, rec, me, w)) {
       w->running = static_cast<ult::stack*>(rec->parent.stack);
-      return;  // the parent releases this stack
+      return;
     }
     w->push_local(item);
   }
@@ -331,7 +343,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
     const suspended waiter = g->waiter;
     resume_item* resume = g->resume;
     resume->origin = w->index;
-    if (!w->rt.hooks.route || g->use.unhooked || !w->rt.sched->route(w->ctx, *resume)) {
+    if (!w->rt.hooks.route || g->unhooked || !w->rt.sched->route(w->ctx, *resume)) {
       auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
       w->running = waiter_stack;
       if (w->trace != nullptr) {
@@ -362,9 +374,9 @@ namespace {
 // Whether `g`'s children need no policy hook (task_frame::children_unhooked): decided at its
 // first spawn, by its creator's record then, unless its hooks have begun.
 inline bool unhooked_group(group_state& g, const task_frame& creator) noexcept {
-  if (g.use.unhooked) return true;
+  if (g.unhooked) return true;
   if (g.begun || !creator.children_unhooked) return false;
-  g.use.unhooked = true;
+  g.unhooked = true;
   return true;
 }
 
@@ -397,6 +409,7 @@ inline ult::stack* child_stack(worker* w) {
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
 // pays one byte test for all of them.
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
+  if (w->replaced_queue) rec.publish_elsewhere = &to_replaced_queue;
   group_state& g = *rec.group;
   ult::stack* child = child_stack(w);
   task_frame& creator = frame_of(*w->running);
@@ -428,7 +441,9 @@ inline ult::stack* child_stack(worker* w) {
 
 }  // namespace
 
-bool spawn_child_first(spawn_record& rec) {
+namespace {
+template <bool Placed>
+[[gnu::always_inline]] inline bool spawn_here(spawn_record& rec) {
   worker* w = current_worker_here();
   if (w == nullptr) {
     spawn_from_outside(rec);
@@ -436,24 +451,44 @@ bool spawn_child_first(spawn_record& rec) {
   }
   if (!w->plain_spawn) return spawn_watched(w, rec);
   ult::stack* child = child_stack(w);
-  inherit(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
+  if constexpr (Placed) {
+    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
+  } else {
+    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group);
+  }
   run_child_first<watch::none, false>(w, rec, child);
   return true;
 }
+}  // namespace
+
+bool spawn_child_first(spawn_record& rec) {
+  return spawn_here<false>(rec);
+}
+
+bool spawn_child_first_placed(spawn_record& rec) {
+  return spawn_here<true>(rec);
+}
 
 namespace {
-[[gnu::noinline, gnu::cold]] void publish_to_outside_caller(spawn_record* rec) noexcept {
-  static_cast<outside_start*>(rec->outside)->copied.set_value();
+[[gnu::noinline]] void publish_off_the_plain_path(spawn_record* rec) noexcept {
+  if (rec->publish_elsewhere == &to_replaced_queue) {
+    worker* w = rec->spawner;
+    w->replaced_queue->push(rec);
+    w->rt.notify_work();
+    return;
+  }
+  static_cast<outside_start*>(rec->publish_elsewhere)->copied.set_value();
 }
+
 }  // namespace
 
 void publish_continuation(spawn_record* rec) noexcept {
-  if (rec->outside != nullptr) [[unlikely]] {
-    publish_to_outside_caller(rec);
+  if (rec->publish_elsewhere != nullptr) [[unlikely]] {
+    publish_off_the_plain_path(rec);
     return;
   }
   worker* w = rec->spawner;
-  w->push_local(rec);
+  w->default_queue.deque.push(rec);
   w->rt.notify_work();
 }
 

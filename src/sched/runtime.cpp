@@ -59,12 +59,12 @@ int this_worker() noexcept {
 
 int this_task_place() noexcept {
   detail::worker* w = detail::current_worker();
-  return w != nullptr ? detail::frame_of(*w->running).place : -1;
+  return w != nullptr ? detail::frame_of(*w->running).place() : -1;
 }
 
 std::uint64_t this_task_path() noexcept {
   detail::worker* w = detail::current_worker();
-  return w != nullptr ? detail::frame_of(*w->running).path : 0;
+  return w != nullptr ? detail::frame_of(*w->running).path() : 0;
 }
 
 int num_workers() {

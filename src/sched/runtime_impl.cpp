@@ -101,10 +101,15 @@ runtime_impl::runtime_impl(const options& opts)
   }
   if (settings.workspan) workspan_ = std::make_unique<prof::workspan_meter>();
   ult::install_overflow_handler();
+  std::vector<std::unique_ptr<ready_queue>> queues(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    queues[static_cast<std::size_t>(i)] = sched->make_queue(i);
+    any_queue_replaced_ = any_queue_replaced_ || queues[static_cast<std::size_t>(i)] != nullptr;
+  }
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    workers_.push_back(
-        std::make_unique<worker>(*this, i, i, distance_levels(), arena_, sched->make_queue(i)));
+    workers_.push_back(std::make_unique<worker>(*this, i, i, distance_levels(), arena_,
+                                                std::move(queues[static_cast<std::size_t>(i)])));
     if (trace_) workers_.back()->trace = &trace_->buffer(i);
     workers_.back()->workspan = workspan_.get();
   }

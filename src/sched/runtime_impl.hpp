@@ -37,6 +37,9 @@ class runtime_impl {
   const hook_set hooks;
   // The worker that starts roots submitted from outside (policy::root_worker), else any.
   const std::optional<int> root_worker;
+  // The policy replaced some worker's queue (policy::make_queue): every spawn then goes through
+  // the queue interface, since a task may move between workers.
+  bool any_queue_replaced() const noexcept { return any_queue_replaced_; }
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   worker& at(int i) noexcept { return *workers_[static_cast<std::size_t>(i)]; }
@@ -105,6 +108,7 @@ class runtime_impl {
   std::unique_ptr<prof::trace_file> trace_;
   std::unique_ptr<prof::workspan_meter> workspan_;
   ult::stack_arena arena_;
+  bool any_queue_replaced_ = false;
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<int> distance_;
   // For each worker, the others by increasing distance, and where each distance level starts.

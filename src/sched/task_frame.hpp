@@ -47,31 +47,47 @@ struct alignas(16) policy_slot {
 };
 
 struct task_frame {
-  policy_slot slot;
-  // Names the task by its position in the fork tree: the root's is root_path, and a child's mixes
-  // its parent's with its ordinal among the children spawned into its group since the group's
-  // last wait(), so that an iteration that repeats the same forks repeats the same paths.
-  std::uint64_t path;
-  // The place hint (locus::place): inherited from the parent unless the spawn names one;
-  // any_place (-1) means none.
-  std::int32_t place;
+  // The place hint in the low 16 bits and the spawn path in the high 48, written by one store on
+  // every spawn (see place() and path()).
+  std::uint64_t position;
   // The policy needs no hook for the children of this task's groups: they are spawned with a
   // copy of this record, and neither they nor their groups call the policy (see
-  // group_state::use.unhooked). Set by the policy; inherited by such children.
+  // group_state::unhooked). Set by the policy; inherited by such children.
   bool children_unhooked;
   // This task is such a child: the core calls no task hook for it.
   bool unhooked;
+  // Last: every spawn writes the position, only spawns that a policy watches the rest, and a
+  // stack keeps the first 16 bytes of its record on the cache line of its other hot fields.
+  policy_slot slot;
+
+  // The place hint (locus::place): inherited from the parent unless the spawn names one;
+  // any_place (-1) means none.
+  std::int32_t place() const noexcept { return static_cast<std::int16_t>(position & 0xFFFF); }
+  // Names the task by its position in the fork tree: the root's is root_path, and a child's mixes
+  // its parent's with its ordinal among the children spawned into its task group, so that an
+  // iteration that repeats the same forks (with groups of its own) repeats the same paths.
+  std::uint64_t path() const noexcept { return position >> 16; }
 };
 static_assert(sizeof(task_frame) <= task_record_bytes && sizeof(task_frame) <= ult::stack::owner_bytes);
 static_assert(std::is_trivially_copyable_v<task_frame> && std::is_aggregate_v<task_frame>);
 
-inline constexpr std::uint64_t root_path = 0x243F6A8885A308D3ULL;
+inline constexpr std::uint64_t root_path = 0x243F6A8885A3ULL;  // 48 bits
 
-inline std::uint64_t child_path(std::uint64_t parent, std::uint32_t ordinal) noexcept {
-  // One multiply-xorshift round: distinct ordinals of one parent never collide, and paths of
-  // different parents rarely do.
-  std::uint64_t h = (parent ^ (ordinal + 1ULL)) * 0x9E3779B97F4A7C15ULL;
-  return h ^ (h >> 31);
+// A child's position: its path is its parent's times an odd constant plus its ordinal, so that
+// distinct ordinals of one parent never collide and different parents' children rarely do (a
+// difference in a parent's path survives the multiplication in every bit at or above its lowest
+// set bit), computed in the shifted form so that the multiply is the only long step before the
+// store; its place is its parent's, or the one its spawn names.
+inline std::uint64_t child_position(std::uint64_t parent, std::uint32_t ordinal) noexcept {
+  constexpr std::uint64_t place_bits = 0xFFFF;
+  return (parent & ~place_bits) * 0x9E3779B97F4A7C15ULL + ((ordinal + std::uint64_t{1}) << 16) +
+         (parent & place_bits);
+}
+inline std::uint64_t child_position(std::uint64_t parent, std::uint32_t ordinal,
+                                    int place_hint) noexcept {
+  if (place_hint == inherit_place) return child_position(parent, ordinal);
+  return (child_position(parent, ordinal) & ~std::uint64_t{0xFFFF}) |
+         static_cast<std::uint16_t>(static_cast<std::int16_t>(place_hint));
 }
 
 // The owner data bytes and task_base::record hold a task_frame from the start of their lifetime
@@ -85,21 +101,29 @@ inline task_frame& frame_of(task_base& t) noexcept {
 
 inline void make_root_frame(task_frame& f) noexcept {
   std::memset(&f.slot, 0, sizeof f.slot);
-  f.path = root_path;
-  f.place = -1;
+  f.position = root_path << 16 | 0xFFFF;  // no place
   f.children_unhooked = false;
   f.unhooked = false;
 }
 
-// A new child's record, before any policy hook: its parent's slot and children_unhooked, the
-// place its spawn names or else its parent's, and its path.
+// A new child's record: its position, which every spawn writes; then, for a spawn the policy
+// watches, its parent's children_unhooked and slot (a spawn the policy does not watch leaves them
+// alone: nothing reads them without a hook).
+[[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
+                                                    group_state& g, int place_hint) noexcept {
+  child.position = child_position(parent.position, g.spawned++, place_hint);
+}
+// A spawn that names no place (the program's spawn site has no locus::place hint).
+[[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
+                                                    group_state& g) noexcept {
+  child.position = child_position(parent.position, g.spawned++);
+}
 [[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
                                            group_state& g, int place_hint) noexcept {
-  child.slot = parent.slot;
-  child.path = child_path(parent.path, g.use.spawned++);
-  child.place = place_hint == inherit_place ? parent.place : place_hint;
+  inherit_position(child, parent, g, place_hint);
   child.children_unhooked = parent.children_unhooked;
   child.unhooked = false;
+  child.slot = parent.slot;
 }
 
 }  // namespace locus::detail

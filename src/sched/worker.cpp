@@ -47,8 +47,8 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
     : rt(runtime),
       index(idx),
       leaf(leaf_index),
-      plain_spawn(!runtime.hooks.per_spawn() && replaced == nullptr && !runtime.settings.workspan &&
-                  runtime.settings.trace.empty()),
+      plain_spawn(!runtime.hooks.per_spawn() && !runtime.any_queue_replaced() &&
+                  !runtime.settings.workspan && runtime.settings.trace.empty()),
       probed(runtime.settings.workspan || !runtime.settings.trace.empty()),
       replaced_queue(std::move(replaced)),
       stacks(arena),

@@ -86,8 +86,8 @@ class alignas(64) worker {
   runtime_impl& rt;
   const int index;
   const int leaf;  // topology leaf this worker is bound to
-  // A child-first spawn needs nothing from the policy and the queue is the default deque (a copy
-  // of the runtime's facts, so the spawn path reads one byte of its own worker).
+  // A child-first spawn needs nothing from the policy and every worker's queue is the default
+  // deque (a copy of the runtime's facts, so the spawn path reads one byte of its own worker).
   const bool plain_spawn;
   // A trace or a work/span measurement watches task boundaries (see sched/probe.hpp); the
   // pointers are set before the worker starts and are null when that probe is off.

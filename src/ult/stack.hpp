@@ -9,7 +9,8 @@
 
 namespace locus::ult {
 
-struct stack {
+// One cache line holds the fields a spawn touches, and the first bytes of the owner data.
+struct alignas(64) stack {
   std::byte* lo = nullptr;          // lowest usable address; the guard lies just below
   std::size_t size = 0;             // usable bytes
   void* sanitizer_fiber = nullptr;  // ThreadSanitizer fiber bound to this stack
@@ -56,31 +57,48 @@ class stack_arena {
   std::size_t pool_count_ = 0;
 };
 
-// Per-worker cache of free stacks (owner thread only).
+// Per-worker cache of free stacks (owner thread only). The last stack given back waits in a
+// spare slot: a spawn whose child returns at once takes and gives back the same stack, a store
+// each way, without touching the free list.
 class stack_pool {
  public:
   explicit stack_pool(stack_arena& arena) : arena_(&arena) {}
   stack* acquire() {
+    if (stack* s = spare_) [[likely]] {
+      spare_ = nullptr;
+      return s;
+    }
+    return take();
+  }
+  void release(stack* s) noexcept {
+    if (spare_ == nullptr) [[likely]] {
+      spare_ = s;
+      return;
+    }
+    give(s);
+  }
+  std::size_t cached() const noexcept { return count_ + (spare_ != nullptr ? 1 : 0); }
+
+  static constexpr std::size_t batch = 16;
+  static constexpr std::size_t high_water = 4 * batch;
+
+ private:
+  stack* take() {
     if (free_ == nullptr) refill();
     stack* s = free_;
     free_ = s->next_free;
     --count_;
     return s;
   }
-  void release(stack* s) noexcept {
+  void give(stack* s) noexcept {
     s->next_free = free_;
     free_ = s;
     if (++count_ > high_water) spill();
   }
-  std::size_t cached() const noexcept { return count_; }
-
-  static constexpr std::size_t batch = 16;
-  static constexpr std::size_t high_water = 4 * batch;
-
- private:
   void refill();
   void spill() noexcept;
   stack_arena* arena_;
+  stack* spare_ = nullptr;
   stack* free_ = nullptr;
   std::size_t count_ = 0;
 };

@@ -57,14 +57,15 @@ struct spawn_record final : work_item {
   void (*start)(spawn_record*) = nullptr;  // copies the closure to the child's stack, runs it
   void* closure = nullptr;
   // Filled in by the core: where the parent's continuation is, the child's stack (to recognise
-  // this record when popping it back), the spawning worker, and, for a spawn from a thread
-  // outside the runtime, the hand-shake that tells the caller the closure has been copied.
-  // Left uninitialised here: the core writes them before any read, and this record is built on
-  // every spawn.
+  // this record when popping it back) and the spawning worker. Left uninitialised here: the core
+  // writes them before any read, and this record is built on every spawn.
   suspended parent;
   void* child_stack;
   worker* spawner;
-  void* outside = nullptr;
+  // Set by the core when the continuation is not to be pushed on the spawner's default queue:
+  // a thread outside the runtime waits for the closure to be copied, or the spawner's queue is
+  // one its scheduler chose.
+  void* publish_elsewhere = nullptr;
   // Set when the scheduler does not run this child at once (see spawn_child_first).
   std::uint8_t route;
 };
@@ -146,16 +147,14 @@ struct group_state {
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
-  spawn_options hints{};        // the group's own work hint (total)
+  double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   bool begun = false;           // the policy's group-begin hook has run
-  // Since the group's last wait(): children spawned (they number the spawn paths), and whether
-  // the scheduler needs no hook for them (decided at the first spawn). Reset together by wait().
-  struct since_wait {
-    std::uint32_t spawned = 0;
-    bool unhooked = false;
-  } use{};
+  // The scheduler needs no hook for this group's children (decided at its first spawn, until
+  // its wait() returns).
+  bool unhooked = false;
+  std::uint32_t spawned = 0;  // children spawned into this group: they number the spawn paths
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
@@ -163,8 +162,10 @@ struct group_state {
 [[gnu::noinline]] worker* current_worker() noexcept;
 
 // Returns false when the scheduler policy routes this child elsewhere; the caller then boxes the
-// closure and calls spawn_routed with the same record.
+// closure and calls spawn_routed with the same record. A spawn whose hints name a place calls the
+// _placed variant: the others inherit their parent's place without reading the record's.
 [[nodiscard]] bool spawn_child_first(spawn_record& rec);
+[[nodiscard]] bool spawn_child_first_placed(spawn_record& rec);
 void publish_continuation(spawn_record* rec) noexcept;
 void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task);
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec);
@@ -220,7 +221,8 @@ inline void apply_hint(collected_hints& h, work_hint w) noexcept {
   h.options.work = w.value;
 }
 inline void apply_hint(collected_hints& h, place p) noexcept {
-  h.options.place = p.id;
+  // A task carries its place in 16 bits: an id out of range is no hint (any_place).
+  h.options.place = p.id >= 0 && p.id <= max_place_id ? p.id : any_place.id;
 }
 inline void apply_hint(collected_hints& h, size_hint s) noexcept {
   h.size_bytes = s.bytes;
@@ -233,6 +235,8 @@ inline void apply_hint(collected_hints& h, label l) noexcept {
 }
 template <class... H>
 inline constexpr bool has_label = (std::is_same_v<H, label> || ...);
+template <class... H>
+inline constexpr bool has_place = (std::is_same_v<H, place> || ...);
 
 template <class Fn, class F>
 inline const bool spawn_site_registered = register_spawn_site(&start_closure<Fn, F>,
