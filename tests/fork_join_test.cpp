@@ -9,21 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "fib.hpp"
 #include "locus/locus.hpp"
 
 namespace {
 
 constexpr const char* synthetic16 = "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1";
 
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0, b = 0;
-  locus::task_group tg;
-  tg.run([&] { a = fib(n - 1); });
-  b = fib(n - 2);
-  tg.wait();
-  return a + b;
-}
+using locus_test::fib;
 
 long serial_fib(int n) {
   return n < 2 ? n : serial_fib(n - 1) + serial_fib(n - 2);

@@ -156,9 +156,10 @@ TEST(Delivery, WakesItsTargetAndNoOtherSleeper) {
 
 // ---- victims by level
 
-TEST(Victims, DrawnAtTheAskedLevelOnly) {
+TEST(Victims, DrawnAtTheAskedLevelOrByWeightsOfLevels) {
   locus_test::levels_policy::drawn.clear();
   locus_test::levels_policy::counts.clear();
+  locus_test::levels_policy::weighted.clear();
   locus::runtime rt{locus::options{.sched = "test-levels", .workers = 16, .topology = synthetic16}};
   rt.exec([] {});
   const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -192,6 +193,24 @@ TEST(Victims, DrawnAtTheAskedLevelOnly) {
   }
   EXPECT_EQ(total, 15);
   EXPECT_EQ(counts[0], 0);
+  // Weighted by level: workers 1-3 never; 4-7 weigh 3 each, 8-15 weigh 1 each, so the nearer
+  // group comes 12 : 8 (each worker of a group about equally often).
+  const auto& weighted = locus_test::levels_policy::weighted;
+  ASSERT_EQ(weighted.size(), 10000u);
+  std::vector<int> per_worker(16, 0);
+  for (const int v : weighted) {
+    ASSERT_GE(v, 4);
+    ASSERT_LT(v, 16);
+    ++per_worker[static_cast<std::size_t>(v)];
+  }
+  int near = 0, far = 0;
+  for (int v = 4; v < 8; ++v) near += per_worker[static_cast<std::size_t>(v)];
+  for (int v = 8; v < 16; ++v) far += per_worker[static_cast<std::size_t>(v)];
+  EXPECT_NEAR(static_cast<double>(near) / far, 1.5, 0.15);
+  for (int v = 4; v < 16; ++v) {
+    const double expected = v < 8 ? 10000.0 * 3 / 20 : 10000.0 / 20;
+    EXPECT_NEAR(per_worker[static_cast<std::size_t>(v)], expected, expected * 0.25) << "worker " << v;
+  }
 }
 
 // ---- gangs

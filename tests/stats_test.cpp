@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "fib.hpp"
 #include "locus/locus.hpp"
 
 namespace {
@@ -16,15 +17,7 @@ double seconds(clock_type::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0, b = 0;
-  locus::task_group tg;
-  tg.run([&] { a = fib(n - 1); });
-  b = fib(n - 2);
-  tg.wait();
-  return a + b;
-}
+using locus_test::fib;
 
 TEST(Stats, PhasesPartitionTheLifetimeOfTheRuntime) {
   const auto construct_before = clock_type::now();

@@ -12,6 +12,7 @@
 
 #include "sched/context.hpp"
 #include "sched/policy.hpp"
+#include "sched/victims.hpp"
 
 namespace locus_test {
 
@@ -145,12 +146,14 @@ class deliver_policy final : public policy_base<deliver_policy> {
   }
 };
 
-// Records, on worker 0's first search for work, 200 victims drawn at each topology level.
+// Records, on worker 0's first search for work, 200 victims drawn at each topology level, and
+// 10000 drawn with weights by level: 0 for workers 1's level, 3 for worker 4's, 1 for worker 8's.
 class levels_policy final : public policy_base<levels_policy> {
  public:
   static inline std::mutex lock;
   static inline std::vector<std::vector<int>> drawn;  // by level
   static inline std::vector<int> counts;              // workers_at(level)
+  static inline std::vector<int> weighted;
 
   work_item* find_work(context& ctx) override {
     if (ctx.self() != 0) return nullptr;
@@ -163,6 +166,11 @@ class levels_policy final : public policy_base<levels_policy> {
         drawn[static_cast<std::size_t>(level)].push_back(ctx.random_victim_at(level));
       }
     }
+    std::vector<double> by_level(static_cast<std::size_t>(ctx.levels()), 0.0);
+    by_level[static_cast<std::size_t>(ctx.distance(0, 4))] = 3;
+    by_level[static_cast<std::size_t>(ctx.distance(0, 8))] = 1;
+    const auto victims = locus::detail::victim_distribution::by_level(ctx, by_level);
+    for (int i = 0; i < 10000; ++i) weighted.push_back(victims.draw(ctx));
     return nullptr;
   }
 };

@@ -13,19 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "fib.hpp"
 #include "locus/locus.hpp"
 
 namespace {
 
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  locus::task_group tg;
-  tg.run([&] { a = fib(n - 1); });
-  const long b = fib(n - 2);
-  tg.wait();
-  return a + b;
-}
+using locus_test::fib;
 
 struct event {
   std::string ph, cat, name;

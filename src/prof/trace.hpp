@@ -48,7 +48,7 @@ class trace_buffer {
   void end();
   // Ends every slice still open on this track (the running context switched away).
   void close_all();
-  // An item taken from `victim`'s queue (steal) or mailbox (migration): a flow arrow from the
+  // An item taken from `victim`'s queue (steal) or an inbox (migration): a flow arrow from the
   // victim's track to this one.
   void steal_from(int victim);
   void migrated_from(int sender);

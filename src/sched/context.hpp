@@ -52,7 +52,8 @@ class context {
   int workers_at(int level) const noexcept;
   std::uint64_t now_ns() const noexcept;
 
-  // ---- randomness and victims (-1 when there is no such worker)
+  // ---- randomness and victims (-1 when there is no such worker; victims.hpp draws from any
+  // distribution over the workers)
   std::uint32_t random() noexcept;
   int random_below(int n) noexcept;  // uniform in [0, n), n >= 1
   int random_victim() noexcept;      // uniform over the other workers

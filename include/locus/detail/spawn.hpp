@@ -132,7 +132,7 @@ struct closure_task final : task_base {
 // wait pay nothing for it.
 struct resume_item final : work_item {
   resume_item() noexcept : work_item(item_kind::resume) {}
-  int origin = -1;  // worker that sent it to a mailbox (trace flow arrows)
+  int origin = -1;  // worker that sent it to another one's inbox (trace flow arrows)
 };
 
 // Join state of one task group. `pending` counts children that may still run concurrently with
