@@ -23,11 +23,13 @@
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
+#include "fib.hpp"
 #include "test_policies.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
+using locus_test::fib;
 
 constexpr const char* synthetic16 = "pack:2 l3:2(size=4MB) l2:4(size=256KB) core:1 pu:1";
 
@@ -152,6 +154,43 @@ TEST(Delivery, WakesItsTargetAndNoOtherSleeper) {
     }
   });
   EXPECT_EQ(rt.stats().total().pushes, 1u);
+}
+
+// ---- non-trivial joins
+
+// A policy with group_end and no group_begin keeps the plain spawn path and sees exactly the
+// joins of groups whose continuation a scheduler loop took: one per such group (fib spawns one
+// child per group), none on one worker, where nothing is taken.
+TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) {
+  {
+    locus_test::sync_policy::ends = 0;
+    locus::runtime rt{locus::options{.sched = "test-sync", .workers = 1}};
+    EXPECT_EQ(rt.exec([] { return fib(16); }), 987);
+    EXPECT_EQ(locus_test::sync_policy::ends.load(), 0u);
+    EXPECT_TRUE(rt.impl().at(0).plain_spawn);
+  }
+  locus_test::sync_policy::ends = 0;
+  locus::runtime rt{locus::options{.sched = "test-sync", .workers = 4,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.exec([] { return fib(16); }), 987);
+  // And one group whose continuation must be taken: the child waits for its parent to go on.
+  rt.exec([] {
+    std::atomic<bool> parent_ran{false};
+    locus::task_group tg;
+    tg.run([&] {
+      const auto give_up = std::chrono::steady_clock::now() + 60s;
+      while (!parent_ran.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::yield();
+      }
+    });
+    parent_ran = true;
+    tg.wait();
+  });
+  const auto total = rt.stats().total();
+  std::uint64_t steals = 0;
+  for (auto n : total.steals_by_level) steals += n;
+  EXPECT_GE(steals + total.local_resumes, 1u);
+  EXPECT_EQ(locus_test::sync_policy::ends.load(), steals + total.local_resumes);
 }
 
 // ---- victims by level

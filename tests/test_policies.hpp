@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
+#include <optional>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -175,6 +177,25 @@ class levels_policy final : public policy_base<levels_policy> {
   }
 };
 
+// Random stealing that counts the joins a continuation was taken from (group_end without
+// group_begin: a non-trivial sync, where NUMA-WS pushes a continuation to its place).
+class sync_policy final : public policy_base<sync_policy> {
+ public:
+  static inline std::atomic<std::uint64_t> ends{0};
+
+  work_item* find_work(context& ctx) override {
+    for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
+      if (const steal_result r = ctx.steal(ctx.random_victim())) return r.item;
+    }
+    return nullptr;
+  }
+  std::optional<int> group_end(context&, locus::detail::group_state& g) override {
+    if (g.policy_data != nullptr) std::abort();  // no group began: nobody set it
+    ends.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+};
+
 template <class P>
 std::unique_ptr<policy> make() {
   return std::make_unique<P>();
@@ -191,6 +212,7 @@ inline const bool test_policies_registered = [] {
   register_policy({"test-deliver", "test: work hints name the worker a child goes to",
                    &make<deliver_policy>});
   register_policy({"test-levels", "test: victims drawn by topology level", &make<levels_policy>});
+  register_policy({"test-sync", "test: group_end at non-trivial joins only", &make<sync_policy>});
   return true;
 }();
 

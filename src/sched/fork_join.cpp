@@ -363,7 +363,7 @@ namespace {
 // its creator's as that hook left it, then the spawn hook.
 [[gnu::noinline]] spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
                                                 const spawn_options& hints, bool queued) {
-  if (w.rt.hooks.groups() && !g.begun) begin_group(w, g);
+  if (w.rt.hooks.begins_groups() && !g.begun) begin_group(w, g);
   inherit(child, frame_of(*w.running), g, hints.place);
   if (!w.rt.hooks.spawn) return queued ? spawn_decision::parent_first : spawn_decision::child_first;
   spawn_request request{g, hints, child, queued};

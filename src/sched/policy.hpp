@@ -54,13 +54,15 @@ struct hook_set {
   bool route = false;        // route
   bool task_begin = false;   // task_begin
   bool task_end = false;     // task_end
-  bool group_begin = false;  // any of group_begin, group_wait, group_end: every group begins
+  bool group_begin = false;  // group_begin or group_wait: every group begins at its first spawn
   bool group_wait = false;
-  bool group_end = false;
+  bool group_end = false;    // for groups that began, and those whose continuation was taken
 
-  bool groups() const noexcept { return group_begin || group_wait || group_end; }
-  // Whether a spawn has anything to ask the policy.
-  bool per_spawn() const noexcept { return spawn || route || task_begin || task_end || groups(); }
+  bool begins_groups() const noexcept { return group_begin || group_wait; }
+  // Whether a spawn has anything to ask the policy (route and group_end need nothing from it).
+  bool per_spawn() const noexcept {
+    return spawn || task_begin || task_end || begins_groups();
+  }
 };
 
 class policy {
@@ -125,9 +127,11 @@ class policy {
     (void)ctx;
     (void)group;
   }
-  // The group's wait() is complete. A worker index moves the waiting task there first (it
-  // resumes at that worker's next scheduling point, before its queue), where group_end is
-  // called again; nullopt ends the group here.
+  // The group's wait() is complete, for a group that began, or one whose parent continuation
+  // was taken by a scheduler loop (stolen, or resumed after its child suspended): a non-trivial
+  // join. A worker index moves the waiting task there first (it resumes at that worker's next
+  // scheduling point, before its queue), where group_end is called again; nullopt ends the
+  // group here.
   virtual std::optional<int> group_end(context& ctx, group_state& group) {
     (void)ctx;
     (void)group;
