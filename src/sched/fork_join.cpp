@@ -394,13 +394,14 @@ template <watch Watched, bool Probed>
   const ult::transfer t = ult::call_on_stack(&rec, *child, *parent, &child_entry<Watched, Probed>);
   if (t.fctx == nullptr) {
     // The child found the continuation still queued and returned: we never left this worker.
-    w->stacks.release(child);
+    w->stacks.release_clean(child);
   } else {
     resumed(t);  // the continuation was taken, and something resumed it
   }
 }
 
 inline ult::stack* child_stack(worker* w) {
+  if (ult::stack* spare = w->stacks.take_spare()) [[likely]] return spare;
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
   return child;
@@ -520,7 +521,7 @@ void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_r
   worker* w = current_worker();
   auto* child = static_cast<ult::stack*>(rec.child_stack);
   frame_of(*task) = frame_of(*child);
-  w->stacks.release(child);
+  w->stacks.release_clean(child);
   if (static_cast<spawn_decision>(rec.route) == spawn_decision::route) {
     route_or_queue(*w, g, std::move(task));
     return;

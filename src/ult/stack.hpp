@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace locus::ult {
@@ -57,25 +58,36 @@ class stack_arena {
   std::size_t pool_count_ = 0;
 };
 
-// Per-worker cache of free stacks (owner thread only). The last stack given back waits in a
-// spare slot: a spawn whose child returns at once takes and gives back the same stack, a store
-// each way, without touching the free list.
+// Per-worker cache of free stacks (owner thread only). A stack given back clean (no context
+// parked on it: a call on it returned) waits in a spare slot, so that a spawn whose child
+// returns at once takes and gives back the same stack, a store each way, without touching the
+// free list or checking for a parked context.
 class stack_pool {
  public:
   explicit stack_pool(stack_arena& arena) : arena_(&arena) {}
+  // The spare stack, or null.
+  stack* take_spare() noexcept { return std::exchange(spare_, nullptr); }
+  // A stack from the free list (where a finished task's context may be parked, ready to run the
+  // next one).
   stack* acquire() {
-    if (stack* s = spare_) [[likely]] {
-      spare_ = nullptr;
-      return s;
-    }
-    return take();
+    if (free_ == nullptr) refill();
+    stack* s = free_;
+    free_ = s->next_free;
+    --count_;
+    return s;
   }
   void release(stack* s) noexcept {
+    s->next_free = free_;
+    free_ = s;
+    if (++count_ > high_water) spill();
+  }
+  // A stack with no context parked on it.
+  void release_clean(stack* s) noexcept {
     if (spare_ == nullptr) [[likely]] {
       spare_ = s;
       return;
     }
-    give(s);
+    release(s);
   }
   std::size_t cached() const noexcept { return count_ + (spare_ != nullptr ? 1 : 0); }
 
@@ -83,18 +95,6 @@ class stack_pool {
   static constexpr std::size_t high_water = 4 * batch;
 
  private:
-  stack* take() {
-    if (free_ == nullptr) refill();
-    stack* s = free_;
-    free_ = s->next_free;
-    --count_;
-    return s;
-  }
-  void give(stack* s) noexcept {
-    s->next_free = free_;
-    free_ = s;
-    if (++count_ > high_water) spill();
-  }
   void refill();
   void spill() noexcept;
   stack_arena* arena_;
