@@ -168,6 +168,21 @@ TEST(Delivery, WakesItsTargetAndNoOtherSleeper) {
 
 // ---- non-trivial joins
 
+// One group whose continuation another worker must take: the child waits for its parent to go
+// on.
+void take_the_continuation() {
+  std::atomic<bool> parent_ran{false};
+  locus::task_group tg;
+  tg.run([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (!parent_ran.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  });
+  parent_ran = true;
+  tg.wait();
+}
+
 // A policy with group_end and no group_begin keeps the plain spawn path and sees exactly the
 // joins of groups whose continuation a scheduler loop took: one per such group (fib spawns one
 // child per group), none on one worker, where nothing is taken.
@@ -183,24 +198,38 @@ TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) 
   locus::runtime rt{locus::options{.sched = "test-sync", .workers = 4,
                                    .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.exec([] { return fib(16); }), 987);
-  // And one group whose continuation must be taken: the child waits for its parent to go on.
-  rt.exec([] {
-    std::atomic<bool> parent_ran{false};
-    locus::task_group tg;
-    tg.run([&] {
-      const auto give_up = std::chrono::steady_clock::now() + 60s;
-      while (!parent_ran.load() && std::chrono::steady_clock::now() < give_up) {
-        std::this_thread::yield();
-      }
-    });
-    parent_ran = true;
-    tg.wait();
-  });
+  rt.exec(take_the_continuation);
   const auto total = rt.stats().total();
   std::uint64_t steals = 0;
   for (auto n : total.steals_by_level) steals += n;
   EXPECT_GE(steals + total.local_resumes, 1u);
   EXPECT_EQ(locus_test::sync_policy::ends.load(), steals + total.local_resumes);
+}
+
+// A task group_end moves goes to the worker it names, or where route() puts it; group_end is
+// called again where it resumes, and the core counts a migration for each move.
+template <bool Routed>
+void check_moves() {
+  using policy = locus_test::move_policy<Routed>;
+  policy::ended.clear();
+  locus::runtime rt{locus::options{.sched = Routed ? "test-move-routed" : "test-move", .workers = 4,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(rt.exec([] { return fib(14); }), 377);
+  rt.exec(take_the_continuation);
+  const std::lock_guard hold(policy::lock);
+  ASSERT_FALSE(policy::ended.empty());
+  for (const auto& [asked_on, ended_on] : policy::ended) {
+    EXPECT_EQ(ended_on, Routed ? asked_on : (asked_on + 1) % 4);
+  }
+  EXPECT_EQ(rt.stats().total().migrations, policy::ended.size());
+}
+
+TEST(NonTrivialJoin, GroupEndMovesTheTaskToTheWorkerItNames) {
+  check_moves<false>();
+}
+
+TEST(NonTrivialJoin, RouteCanPlaceATaskThatGroupEndMoves) {
+  check_moves<true>();
 }
 
 // ---- victims by level

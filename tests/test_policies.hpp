@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -196,6 +197,43 @@ class sync_policy final : public policy_base<sync_policy> {
   }
 };
 
+// Moves the task of every non-trivial join once, to the next worker: through the core (the
+// worker group_end names) or, with `routed`, through route(), which keeps it on this worker.
+// Records where each group ended.
+template <bool Routed>
+class move_policy final : public policy_base<move_policy<Routed>> {
+ public:
+  static inline std::mutex lock;
+  static inline std::vector<std::pair<int, int>> ended;  // (worker asked to move, worker ended)
+  static inline char moved;  // marks a group whose task has moved (group_state::policy_data)
+
+  work_item* find_work(context& ctx) override {
+    for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
+      if (const steal_result r = ctx.steal(ctx.random_victim())) return r.item;
+    }
+    return nullptr;
+  }
+  std::optional<int> group_end(context& ctx, locus::detail::group_state& g) override {
+    const std::lock_guard hold(lock);
+    if (g.policy_data == nullptr) {
+      g.policy_data = &moved;
+      ended.emplace_back(ctx.self(), -1);
+      return (ctx.self() + 1) % ctx.workers();
+    }
+    g.policy_data = nullptr;
+    ended.back().second = ctx.self();
+    return std::nullopt;
+  }
+  bool route(context& ctx, work_item& item) override {
+    if constexpr (!Routed) return false;
+    if (item.kind != locus::detail::item_kind::resume || item.group->policy_data != &moved) {
+      return false;
+    }
+    ctx.deliver(ctx.self(), &item, lane::first);
+    return true;
+  }
+};
+
 template <class P>
 std::unique_ptr<policy> make() {
   return std::make_unique<P>();
@@ -213,6 +251,10 @@ inline const bool test_policies_registered = [] {
                    &make<deliver_policy>});
   register_policy({"test-levels", "test: victims drawn by topology level", &make<levels_policy>});
   register_policy({"test-sync", "test: group_end at non-trivial joins only", &make<sync_policy>});
+  register_policy({"test-move", "test: group_end moves tasks to the next worker",
+                   &make<move_policy<false>>});
+  register_policy({"test-move-routed", "test: group_end moves tasks, route keeps them here",
+                   &make<move_policy<true>>});
   return true;
 }();
 

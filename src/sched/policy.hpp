@@ -102,10 +102,11 @@ class policy {
     (void)ctx;
     return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
   }
-  // An item that is ready and does not run on at once: a child on_spawn routed (a task), or a
-  // parked waiter whose last child just finished on this worker (a resume item). Queue or
-  // deliver it and return true, or return false to run it here (a routed child is then queued
-  // on this worker's queue).
+  // An item that is ready and does not run on at once: a child on_spawn routed (a task), a
+  // parked waiter whose last child just finished on this worker, or a task group_end moves (both
+  // resume items; item.group->policy_data is the group's). Queue or deliver it and return true,
+  // or return false: a routed child is queued on this worker's queue, a waiter resumes here at
+  // once, a moving task goes to the worker group_end named.
   virtual bool route(context& ctx, work_item& item) {
     (void)ctx;
     (void)item;
@@ -129,9 +130,9 @@ class policy {
   }
   // The group's wait() is complete, for a group that began, or one whose parent continuation
   // was taken by a scheduler loop (stolen, or resumed after its child suspended): a non-trivial
-  // join. A worker index moves the waiting task there first (it resumes at that worker's next
-  // scheduling point, before its queue), where group_end is called again; nullopt ends the
-  // group here.
+  // join. A worker index moves the waiting task first: the core parks it and offers it to route
+  // (if overridden), else delivers it to that worker before its queue; group_end is called again
+  // wherever it resumes. nullopt ends the group here.
   virtual std::optional<int> group_end(context& ctx, group_state& group) {
     (void)ctx;
     (void)group;
