@@ -127,16 +127,17 @@ TEST(Delivery, WakesItsTargetAndNoOtherSleeper) {
   bool target_woken = false;
   int deliveries = 0;
   rt.exec([&] {
-    const int me = locus::this_worker();
-    const int target = me == 2 ? 1 : 2;
-    // Nobody steals: the other three workers go to sleep until something is delivered.
-    const auto all_asleep = [&] {
-      for (int i = 0; i < 4; ++i) {
-        if (i != me && !impl.at(i).asleep.load()) return false;
-      }
-      return true;
-    };
     for (int attempt = 0; attempt < 50 && !target_woken; ++attempt) {
+      // The root resumes where its child finished: it moves to the target after each attempt.
+      const int me = locus::this_worker();
+      const int target = (me + 2) % 4;
+      // Nobody steals: the other three workers go to sleep until something is delivered.
+      const auto all_asleep = [&] {
+        for (int i = 0; i < 4; ++i) {
+          if (i != me && !impl.at(i).asleep.load()) return false;
+        }
+        return true;
+      };
       const auto deadline = std::chrono::steady_clock::now() + 30s;
       while (!all_asleep() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(1ms);
@@ -211,17 +212,17 @@ TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) 
 template <bool Routed>
 void check_moves() {
   using policy = locus_test::move_policy<Routed>;
-  policy::ended.clear();
+  policy::moves.clear();
   locus::runtime rt{locus::options{.sched = Routed ? "test-move-routed" : "test-move", .workers = 4,
                                    .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   for (int i = 0; i < 10; ++i) EXPECT_EQ(rt.exec([] { return fib(14); }), 377);
   rt.exec(take_the_continuation);
   const std::lock_guard hold(policy::lock);
-  ASSERT_FALSE(policy::ended.empty());
-  for (const auto& [asked_on, ended_on] : policy::ended) {
-    EXPECT_EQ(ended_on, Routed ? asked_on : (asked_on + 1) % 4);
+  ASSERT_FALSE(policy::moves.empty());
+  for (const auto& m : policy::moves) {
+    EXPECT_EQ(m.ended_on, Routed ? m.asked_on : (m.asked_on + 1) % 4);
   }
-  EXPECT_EQ(rt.stats().total().migrations, policy::ended.size());
+  EXPECT_EQ(rt.stats().total().migrations, policy::moves.size());
 }
 
 TEST(NonTrivialJoin, GroupEndMovesTheTaskToTheWorkerItNames) {

@@ -198,14 +198,17 @@ class sync_policy final : public policy_base<sync_policy> {
 };
 
 // Moves the task of every non-trivial join once, to the next worker: through the core (the
-// worker group_end names) or, with `routed`, through route(), which keeps it on this worker.
-// Records where each group ended.
+// worker group_end names) or, with `Routed`, through route(), which keeps it on this worker.
+// Records where each group asked to move and where it ended.
 template <bool Routed>
 class move_policy final : public policy_base<move_policy<Routed>> {
  public:
+  struct move {
+    int asked_on;
+    int ended_on = -1;
+  };
   static inline std::mutex lock;
-  static inline std::vector<std::pair<int, int>> ended;  // (worker asked to move, worker ended)
-  static inline char moved;  // marks a group whose task has moved (group_state::policy_data)
+  static inline std::deque<move> moves;  // stable addresses: a moving group points at its own
 
   work_item* find_work(context& ctx) override {
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
@@ -216,17 +219,18 @@ class move_policy final : public policy_base<move_policy<Routed>> {
   std::optional<int> group_end(context& ctx, locus::detail::group_state& g) override {
     const std::lock_guard hold(lock);
     if (g.policy_data == nullptr) {
-      g.policy_data = &moved;
-      ended.emplace_back(ctx.self(), -1);
+      g.policy_data = &moves.emplace_back(move{ctx.self()});
       return (ctx.self() + 1) % ctx.workers();
     }
+    static_cast<move*>(g.policy_data)->ended_on = ctx.self();
     g.policy_data = nullptr;
-    ended.back().second = ctx.self();
     return std::nullopt;
   }
   bool route(context& ctx, work_item& item) override {
     if constexpr (!Routed) return false;
-    if (item.kind != locus::detail::item_kind::resume || item.group->policy_data != &moved) {
+    // Only a moving task's group points at a move; a waiter's group at its last child points
+    // at nothing.
+    if (item.kind != locus::detail::item_kind::resume || item.group->policy_data == nullptr) {
       return false;
     }
     ctx.deliver(ctx.self(), &item, lane::first);
