@@ -492,7 +492,7 @@ class Carried : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Carried, PlaceHintsAreInheritedUntilChangedAndClearedByAnyPlace) {
   locus::runtime rt{locus::options{.sched = GetParam(), .workers = 4,
-                                   .topology = "pack:2 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
+                                   .topology = "pack:4 l3:1(size=8MB) l2:1(size=1MB) pu:1"}};
   std::atomic<int> root = -9, child = -9, grandchild = -9, cleared = -9, below_cleared = -9,
                    queued = -9, below_queued = -9, after_spawn = -9;
   rt.exec([&] {

@@ -3,6 +3,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -12,23 +13,56 @@
 
 namespace locus {
 
+// A callable that runs at a place: an argument of parallel_invoke whose child carries
+// locus::place{p} (and its descendants with it).
+template <class F>
+struct placed {
+  place where;
+  F fn;
+  void operator()() { fn(); }
+};
+template <class F>
+placed<std::decay_t<F>> on_place(place where, F&& fn) {
+  return {where, std::forward<F>(fn)};
+}
+
+namespace detail {
+template <class F>
+inline constexpr bool is_placed = false;
+template <class F>
+inline constexpr bool is_placed<placed<F>> = true;
+
+template <class G>
+void run_child(task_group& tg, G&& g) {
+  if constexpr (is_placed<std::remove_cvref_t<G>>) {
+    tg.run(g.fn, work_hint{1.0}, g.where);
+  } else {
+    tg.run(std::forward<G>(g), work_hint{1.0});
+  }
+}
+}  // namespace detail
+
 // Runs every callable, possibly in parallel, and returns when all are done. Each child carries an
-// equal work hint so that hint-driven schedulers split the workers evenly.
+// equal work hint so that hint-driven schedulers split the workers evenly. A callable wrapped in
+// on_place(p, f) runs as a child at place p.
 template <class... F>
 void parallel_invoke(F&&... fs) {
   static_assert(sizeof...(F) >= 1);
-  if constexpr (sizeof...(F) == 1) {
+  constexpr bool any_placed = (detail::is_placed<std::remove_cvref_t<F>> || ...);
+  if constexpr (sizeof...(F) == 1 && !any_placed) {
     (std::forward<F>(fs)(), ...);
   } else {
     // Children 0..n-2 are spawned child-first and the last runs inline, so a one-worker run
-    // executes them left to right like the serial elision.
+    // executes them left to right like the serial elision; when some callable names a place,
+    // the last one is spawned too (running inline, it would keep the caller's place).
+    constexpr std::size_t spawned = any_placed ? sizeof...(F) : sizeof...(F) - 1;
     task_group tg{work_hint{static_cast<double>(sizeof...(F))}};
     auto refs = std::forward_as_tuple(std::forward<F>(fs)...);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (tg.run(std::get<I>(refs), work_hint{1.0}), ...);
+      (detail::run_child(tg, std::get<I>(refs)), ...);
     }
-    (std::make_index_sequence<sizeof...(F) - 1>{});
-    std::get<sizeof...(F) - 1>(refs)();
+    (std::make_index_sequence<spawned>{});
+    if constexpr (!any_placed) std::get<sizeof...(F) - 1>(refs)();
     tg.wait();
   }
 }
@@ -86,14 +120,32 @@ T parallel_reduce_range(Index lo, Index hi, const T& identity, const Body& body,
 
 // Calls body(i) for every i in [first, last), or body(lo, hi) on subranges of at most `g`
 // iterations when body takes two indices. Ranges are split in halves, each half hinted with its
-// iteration count.
-template <std::integral Index, class Body>
-void parallel_for(Index first, Index last, Body body, grain g = {}) {
+// iteration count. Hints: locus::grain{g}, and locus::place{p}, which runs the whole loop as a
+// child at place p (its tasks inherit it).
+template <std::integral Index, class Body, class... H>
+void parallel_for(Index first, Index last, Body body, H... hints) {
   static_assert(
       std::is_invocable_v<const Body&, Index> || std::is_invocable_v<const Body&, Index, Index>,
       "parallel_for body must take (Index) or (Index lo, Index hi)");
+  static_assert((detail::one_of<H, grain, place> && ...),
+                "parallel_for takes locus::grain and locus::place hints");
   if (last <= first) return;
-  detail::parallel_for_range(first, last, body, g.value == 0 ? 1 : g.value);
+  std::size_t grain_size = 1;
+  std::optional<place> where;
+  ([&](const auto& h) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(h)>, grain>) {
+      grain_size = h.value == 0 ? 1 : h.value;
+    } else {
+      where = h;
+    }
+  }(hints), ...);
+  if (!where) {
+    detail::parallel_for_range(first, last, body, grain_size);
+    return;
+  }
+  task_group tg;
+  tg.run([&] { detail::parallel_for_range(first, last, body, grain_size); }, *where);
+  tg.wait();
 }
 
 // Reduces [first, last). The body folds part of the range into a partial result, in one of two

@@ -16,13 +16,13 @@ struct size_hint {
   std::size_t bytes = 0;
 };
 
-// A NUMA place (NUMA-WS); inherited by descendants until changed. Ids are 0 .. max_place_id;
-// any_place (or an id out of range) clears the hint.
+// A place (a NUMA node, else a package; locus::num_places()) where a task and its descendants
+// belong, until one of them names another; any_place clears it. A spawn naming a place the
+// runtime does not have throws std::out_of_range.
 struct place {
   int id = -1;
 };
 inline constexpr place any_place{-1};
-inline constexpr int max_place_id = 32767;
 
 // Leaf size of parallel_for / parallel_reduce: ranges of at most this many iterations run serially.
 struct grain {

@@ -85,6 +85,11 @@ class runtime {
   }
 
   int num_workers() const noexcept;
+  // Places: the NUMA nodes of the topology the workers run on (its packages when it has one NUMA
+  // node but several packages; else 1). Workers are spread evenly over them.
+  int num_places() const noexcept;
+  // The place of worker `worker` (0 .. num_workers() - 1).
+  int place_of_worker(int worker) const;
   const std::string& scheduler() const noexcept;
   // The effective configuration, one `key = value` per line (what LOCUS_PRINT_CONFIG prints).
   std::string describe() const;
@@ -130,5 +135,9 @@ int this_task_place() noexcept;
 std::uint64_t this_task_path() noexcept;
 // Number of workers of the runtime the caller runs on (the default runtime's otherwise).
 int num_workers();
+// Number of places of the runtime the caller runs on (the default runtime's otherwise).
+int num_places();
+// The place of the worker the caller runs on, or -1 on a thread that is not a worker.
+int current_place() noexcept;
 
 }  // namespace locus

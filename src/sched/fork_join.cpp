@@ -450,6 +450,7 @@ template <bool Placed>
     spawn_from_outside(rec);
     return true;
   }
+  if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
   ult::stack* child = child_stack(w);
   if constexpr (Placed) {
@@ -501,6 +502,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     default_runtime().impl().submit(std::move(task));
     return;
   }
+  w->rt.check_place(task->options.place);
   task_frame& creator = frame_of(*w->running);
   task_frame& frame = frame_of(*task);
   if (w->plain_spawn || (!w->probed && unhooked_group(g, creator))) {

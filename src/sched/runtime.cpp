@@ -1,6 +1,9 @@
 // The public runtime object and the default runtime.
 #include "locus/runtime.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "prof/locality_hooks.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/task_frame.hpp"
@@ -21,6 +24,16 @@ void runtime::submit(std::unique_ptr<detail::task_base> task) {
 }
 int runtime::num_workers() const noexcept {
   return impl_->size();
+}
+int runtime::num_places() const noexcept {
+  return impl_->num_places();
+}
+int runtime::place_of_worker(int worker) const {
+  if (worker < 0 || worker >= impl_->size()) {
+    throw std::out_of_range("locus: worker " + std::to_string(worker) + " is not one of the " +
+                            std::to_string(impl_->size()) + " workers");
+  }
+  return impl_->at(worker).place;
 }
 const std::string& runtime::scheduler() const noexcept {
   return impl_->settings.sched;
@@ -70,6 +83,16 @@ std::uint64_t this_task_path() noexcept {
 int num_workers() {
   if (detail::runtime_impl* rt = detail::current_runtime()) return rt->size();
   return default_runtime().num_workers();
+}
+
+int num_places() {
+  if (detail::runtime_impl* rt = detail::current_runtime()) return rt->num_places();
+  return default_runtime().num_places();
+}
+
+int current_place() noexcept {
+  detail::worker* w = detail::current_worker();
+  return w != nullptr ? w->place : -1;
 }
 
 }  // namespace locus

@@ -27,11 +27,6 @@ void futex_wake(std::atomic<std::uint32_t>* word, int count) noexcept {
             nullptr, 0);
 }
 
-topo::topology load_topology(const config::settings& s) {
-  if (!s.topology.empty()) return topo::topology::synthetic(s.topology, "LOCUS_TOPOLOGY");
-  return topo::topology::detect();
-}
-
 int worker_count(const config::settings& s, const topo::topology& t) {
   const int n = s.workers.value_or(t.default_workers());
   if (n > t.num_leaves()) {
@@ -42,6 +37,16 @@ int worker_count(const config::settings& s, const topo::topology& t) {
                        "workers)");
   }
   return n;
+}
+
+// The machine the workers run on: the leaves they use, spread evenly over its places when they
+// do not use them all.
+topo::topology load_topology(const config::settings& s) {
+  topo::topology whole = s.topology.empty()
+                             ? topo::topology::detect()
+                             : topo::topology::synthetic(s.topology, "LOCUS_TOPOLOGY");
+  const int workers = worker_count(s, whole);
+  return topo::topology::spread_over_places(std::move(whole), workers);
 }
 
 // The policy learns the machine before the workers exist (it may replace their queues); the
@@ -148,9 +153,21 @@ runtime_impl::~runtime_impl() {
   }
 }
 
+void runtime_impl::reject_place(int place) const {
+  throw std::out_of_range(
+      (place == bad_place ? std::string("locus: a negative place id other than any_place")
+                          : "locus: place " + std::to_string(place)) +
+      " is not one of this runtime's " + std::to_string(num_places()) + " places (0 to " +
+      std::to_string(num_places() - 1) + "); locus::any_place clears a place hint");
+}
+
 void runtime_impl::submit(std::unique_ptr<task_base> task) {
+  check_place(task->options.place);
   task->submitted = true;
-  make_root_frame(frame_of(*task));
+  task_frame& frame = frame_of(*task);
+  make_root_frame(frame);
+  // A task spawned from outside with a place hint carries it as a root.
+  if (task->options.place != inherit_place) set_place(frame, task->options.place);
   roots_active_.fetch_add(1, std::memory_order_relaxed);
   if (root_worker) {
     deliver(*root_worker, task.release(), lane::normal);

@@ -46,6 +46,12 @@ class runtime_impl {
   // Topology distance level between two workers (0 = same worker).
   int distance(int a, int b) const { return distance_[static_cast<std::size_t>(a * size() + b)]; }
   int distance_levels() const noexcept { return topology.max_distance() + 1; }
+  int num_places() const noexcept { return topology.num_numa(); }
+  // Throws std::out_of_range unless a spawn's place hint is none, any_place or one of the places.
+  void check_place(int place) const {
+    if (place == inherit_place || (place >= -1 && place < num_places())) [[likely]] return;
+    reject_place(place);
+  }
   // The other workers at exactly `level` from worker `w`: [first, last) of by_distance(w).
   const int* workers_at(int w, int level, int* count) const noexcept {
     const auto& o = level_start_[static_cast<std::size_t>(w)];
@@ -98,6 +104,7 @@ class runtime_impl {
   prof::workspan_meter* workspan() const noexcept { return workspan_.get(); }
 
  private:
+  [[noreturn]] void reject_place(int place) const;
   void wake_one() noexcept;
   bool wake_a_sleeper() noexcept;
   void wake_all() noexcept;

@@ -99,6 +99,11 @@ inline task_frame& frame_of(task_base& t) noexcept {
   return *std::launder(reinterpret_cast<task_frame*>(t.record));
 }
 
+inline void set_place(task_frame& f, int place) noexcept {
+  f.position = (f.position & ~std::uint64_t{0xFFFF}) |
+               static_cast<std::uint16_t>(static_cast<std::int16_t>(place));
+}
+
 inline void make_root_frame(task_frame& f) noexcept {
   std::memset(&f.slot, 0, sizeof f.slot);
   f.position = root_path << 16 | 0xFFFF;  // no place

@@ -47,6 +47,7 @@ worker::worker(runtime_impl& runtime, int idx, int leaf_index, int distance_leve
     : rt(runtime),
       index(idx),
       leaf(leaf_index),
+      place(runtime.topology.numa_of(leaf_index)),
       plain_spawn(!runtime.hooks.per_spawn() && !runtime.any_queue_replaced() &&
                   !runtime.settings.workspan && runtime.settings.trace.empty()),
       probed(runtime.settings.workspan || !runtime.settings.trace.empty()),

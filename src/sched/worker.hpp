@@ -85,7 +85,8 @@ class alignas(64) worker {
 
   runtime_impl& rt;
   const int index;
-  const int leaf;  // topology leaf this worker is bound to
+  const int leaf;   // topology leaf this worker is bound to
+  const int place;  // the place (NUMA node, else package) of that leaf
   // A child-first spawn needs nothing from the policy and every worker's queue is the default
   // deque (a copy of the runtime's facts, so the spawn path reads one byte of its own worker).
   const bool plain_spawn;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -228,7 +229,40 @@ topology topology::synthetic(std::string_view description, std::string_view vari
   if (p->leaves.empty()) bad_description(variable, description, "it has no PU");
   // A synthetic machine runs one worker per PU, oversubscribed if need be.
   p->default_workers = static_cast<int>(p->leaves.size());
+  p->hw = std::move(hw);  // kept for spread_over_places; never used to bind threads
   return topology(std::move(p));
 }
+
+topology topology::spread_over_places(topology whole, int workers) {
+  const int leaves = whole.num_leaves();
+  const int places = whole.num_numa();
+  if (workers >= leaves || places < 2 || workers < 1) return whole;
+  // Place p keeps its first workers / places leaves in tree order (the first workers % places
+  // places one more), so that workers close in number stay close in the tree.
+  std::vector<int> per_place(static_cast<std::size_t>(places), workers / places);
+  for (int p = 0; p < workers % places; ++p) ++per_place[static_cast<std::size_t>(p)];
+  hwloc_bitmap_t keep = hwloc_bitmap_alloc();
+  if (keep == nullptr) throw std::bad_alloc();
+  for (int leaf = 0; leaf < leaves; ++leaf) {
+    int& quota = per_place[static_cast<std::size_t>(whole.numa_of(leaf))];
+    if (quota == 0) continue;
+    --quota;
+    hwloc_obj_t pu = hwloc_get_obj_by_type(whole.impl_->hw.get(), HWLOC_OBJ_PU,
+                                           static_cast<unsigned>(leaf));
+    hwloc_bitmap_or(keep, keep, pu->cpuset);
+  }
+  hwloc_handle hw = std::move(whole.impl_->hw);
+  const int restricted = hwloc_topology_restrict(hw.get(), keep, 0);
+  hwloc_bitmap_free(keep);
+  if (restricted != 0) throw std::runtime_error("locus: hwloc_topology_restrict failed");
+  auto p = std::make_unique<impl>();
+  p->synthetic = whole.impl_->synthetic;
+  const auto numa = build_tree(hw.get(), *p);
+  if (!p->synthetic) read_numa_distances(hw.get(), numa, *p);
+  p->default_workers = static_cast<int>(p->leaves.size());
+  p->hw = std::move(hw);
+  return topology(std::move(p));
+}
+
 
 }  // namespace locus::topo

@@ -19,7 +19,7 @@ using hwloc_handle = std::unique_ptr<hwloc_topology, hwloc_deleter>;
 // Everything behind topology::impl (a struct of its own so that the helpers below can name it).
 struct topology_state {
   bool synthetic = false;
-  hwloc_handle hw;              // kept for pinning on the real machine; null when synthetic
+  hwloc_handle hw;              // pinning on the real machine, restriction (spread_over_places)
   std::vector<node> nodes;      // preorder, nodes[0] is the machine
   std::vector<int> leaves;      // node index of each PU, in tree order
   std::vector<int> leaf_os;     // OS index of each PU (for pinning); -1 when synthetic

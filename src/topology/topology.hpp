@@ -36,6 +36,12 @@ class topology {
   static topology synthetic(std::string_view description,
                             std::string_view variable = "LOCUS_TOPOLOGY");
 
+  // `whole` with only the leaves `workers` workers use, spread evenly over its places (NUMA
+  // nodes, else packages): each place keeps its first leaves in tree order, the first places one
+  // more when they do not divide evenly. Unchanged when the workers use every leaf or there is
+  // one place.
+  static topology spread_over_places(topology whole, int workers);
+
   topology(topology&&) noexcept;
   topology& operator=(topology&&) noexcept;
   ~topology();

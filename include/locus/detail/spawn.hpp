@@ -19,8 +19,10 @@ namespace locus::detail {
 
 class worker;
 
-// Hints carried by one spawn. place == inherit_place keeps the parent's place.
+// Hints carried by one spawn. place == inherit_place keeps the parent's place; a place id the
+// program gave below any_place becomes bad_place, which the spawn rejects.
 inline constexpr int inherit_place = -2;
+inline constexpr int bad_place = -3;
 struct spawn_options {
   double work = 0.0;  // 0 = no work hint
   int place = inherit_place;
@@ -221,8 +223,7 @@ inline void apply_hint(collected_hints& h, work_hint w) noexcept {
   h.options.work = w.value;
 }
 inline void apply_hint(collected_hints& h, place p) noexcept {
-  // A task carries its place in 16 bits: an id out of range is no hint (any_place).
-  h.options.place = p.id >= 0 && p.id <= max_place_id ? p.id : any_place.id;
+  h.options.place = p.id >= any_place.id ? p.id : bad_place;
 }
 inline void apply_hint(collected_hints& h, size_hint s) noexcept {
   h.size_bytes = s.bytes;
