@@ -211,18 +211,17 @@ TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) 
 // called again where it resumes, and the core counts a migration for each move.
 template <bool Routed>
 void check_moves() {
-  using policy = locus_test::move_policy<Routed>;
-  policy::moves.clear();
+  locus_test::moves.clear();
   locus::runtime rt{locus::options{.sched = Routed ? "test-move-routed" : "test-move", .workers = 4,
                                    .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   for (int i = 0; i < 10; ++i) EXPECT_EQ(rt.exec([] { return fib(14); }), 377);
   rt.exec(take_the_continuation);
-  const std::lock_guard hold(policy::lock);
-  ASSERT_FALSE(policy::moves.empty());
-  for (const auto& m : policy::moves) {
+  const std::lock_guard hold(locus_test::moves_lock);
+  ASSERT_FALSE(locus_test::moves.empty());
+  for (const auto& m : locus_test::moves) {
     EXPECT_EQ(m.ended_on, Routed ? m.asked_on : (m.asked_on + 1) % 4);
   }
-  EXPECT_EQ(rt.stats().total().migrations, policy::moves.size());
+  EXPECT_EQ(rt.stats().total().migrations, locus_test::moves.size());
 }
 
 TEST(NonTrivialJoin, GroupEndMovesTheTaskToTheWorkerItNames) {

@@ -198,18 +198,18 @@ class sync_policy final : public policy_base<sync_policy> {
 };
 
 // Moves the task of every non-trivial join once, to the next worker: through the core (the
-// worker group_end names) or, with `Routed`, through route(), which keeps it on this worker.
+// worker group_end names) or, in routed_move_policy, through route(), which keeps it here.
 // Records where each group asked to move and where it ended.
-template <bool Routed>
-class move_policy final : public policy_base<move_policy<Routed>> {
- public:
-  struct move {
-    int asked_on;
-    int ended_on = -1;
-  };
-  static inline std::mutex lock;
-  static inline std::deque<move> moves;  // stable addresses: a moving group points at its own
+struct move_record {
+  int asked_on;
+  int ended_on = -1;
+};
+inline std::mutex moves_lock;
+inline std::deque<move_record> moves;  // stable addresses: a moving group points at its own
 
+template <class Self>
+class move_policy_base : public policy_base<Self> {
+ public:
   work_item* find_work(context& ctx) override {
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
       if (const steal_result r = ctx.steal(ctx.random_victim())) return r.item;
@@ -217,25 +217,22 @@ class move_policy final : public policy_base<move_policy<Routed>> {
     return nullptr;
   }
   std::optional<int> group_end(context& ctx, locus::detail::group_state& g) override {
-    const std::lock_guard hold(lock);
+    const std::lock_guard hold(moves_lock);
     if (g.policy_data == nullptr) {
-      g.policy_data = &moves.emplace_back(move{ctx.self()});
+      g.policy_data = &moves.emplace_back(move_record{ctx.self()});
       return (ctx.self() + 1) % ctx.workers();
     }
-    static_cast<move*>(g.policy_data)->ended_on = ctx.self();
+    static_cast<move_record*>(g.policy_data)->ended_on = ctx.self();
     g.policy_data = nullptr;
     return std::nullopt;
   }
-  bool route(context& ctx, work_item& item) override {
-    if constexpr (!Routed) return false;
-    // Only a moving task's group points at a move; a waiter's group at its last child points
-    // at nothing.
-    if (item.kind != locus::detail::item_kind::resume || item.group->policy_data == nullptr) {
-      return false;
-    }
-    ctx.deliver(ctx.self(), &item, lane::first);
-    return true;
-  }
+};
+
+class move_policy final : public move_policy_base<move_policy> {};
+
+class routed_move_policy final : public move_policy_base<routed_move_policy> {
+ public:
+  bool route(context&, work_item&) override { return false; }  // waiters and moves stay here
 };
 
 template <class P>
@@ -256,9 +253,9 @@ inline const bool test_policies_registered = [] {
   register_policy({"test-levels", "test: victims drawn by topology level", &make<levels_policy>});
   register_policy({"test-sync", "test: group_end at non-trivial joins only", &make<sync_policy>});
   register_policy({"test-move", "test: group_end moves tasks to the next worker",
-                   &make<move_policy<false>>});
+                   &make<move_policy>});
   register_policy({"test-move-routed", "test: group_end moves tasks, route keeps them here",
-                   &make<move_policy<true>>});
+                   &make<routed_move_policy>});
   return true;
 }();
 

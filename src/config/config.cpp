@@ -82,6 +82,42 @@ int parse_positive_int(std::string_view variable, std::string_view text) {
   return value;
 }
 
+int parse_int_in(std::string_view variable, std::string_view text, int min, int max) {
+  const std::string_view t = trim(text);
+  int value = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (ec != std::errc{} || end != t.data() + t.size() || value < min || value > max) {
+    reject(variable, text,
+           "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  return value;
+}
+
+std::vector<double> parse_weights(std::string_view variable, std::string_view text,
+                                  std::size_t count, std::string_view meaning) {
+  const std::string accepted = std::to_string(count) + " comma-separated non-negative numbers " +
+                               std::string(meaning) + ", not all zero";
+  std::vector<double> out;
+  std::string_view rest = trim(text);
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    double value = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || !(value >= 0) ||
+        value > 1e12) {
+      reject(variable, text, accepted);
+    }
+    out.push_back(value);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  bool any = false;
+  for (const double w : out) any = any || w > 0;
+  if (out.size() != count || !any) reject(variable, text, accepted);
+  return out;
+}
+
 bool parse_bool(std::string_view variable, std::string_view text) {
   const std::string s = lower(trim(text));
   if (s == "1" || s == "true" || s == "yes" || s == "on") return true;

@@ -43,6 +43,12 @@ int parse_positive_int(std::string_view variable, std::string_view text);
 // accepted).
 std::size_t parse_line_size(std::string_view variable, std::string_view text);
 bool parse_bool(std::string_view variable, std::string_view text);
+// An integer in [min, max].
+int parse_int_in(std::string_view variable, std::string_view text, int min, int max);
+// `count` comma-separated non-negative numbers, not all zero; `meaning` names them for the
+// message (e.g. "local,neighbour,remote").
+std::vector<double> parse_weights(std::string_view variable, std::string_view text,
+                                  std::size_t count, std::string_view meaning);
 std::string parse_choice(std::string_view variable, std::string_view text,
                          const std::vector<std::string>& accepted);
 

@@ -105,8 +105,8 @@ class policy {
   // An item that is ready and does not run on at once: a child on_spawn routed (a task), a
   // parked waiter whose last child just finished on this worker, or a task group_end moves (both
   // resume items; item.group->policy_data is the group's). Queue or deliver it and return true,
-  // or return false: a routed child is queued on this worker's queue, a waiter resumes here at
-  // once, a moving task goes to the worker group_end named.
+  // or return false: a routed child is queued on this worker's queue, a waiter or a moving task
+  // resumes here at once.
   virtual bool route(context& ctx, work_item& item) {
     (void)ctx;
     (void)item;
@@ -130,9 +130,9 @@ class policy {
   }
   // The group's wait() is complete, for a group that began, or one whose parent continuation
   // was taken by a scheduler loop (stolen, or resumed after its child suspended): a non-trivial
-  // join. A worker index moves the waiting task first: the core parks it and offers it to route
-  // (if overridden), else delivers it to that worker before its queue; group_end is called again
-  // wherever it resumes. nullopt ends the group here.
+  // join. A worker index moves the waiting task first: the core parks it and hands it to route
+  // (if overridden: it places the task, or keeps it here), else delivers it to that worker before
+  // its queue; group_end is called again wherever it resumes. nullopt ends the group here.
   virtual std::optional<int> group_end(context& ctx, group_state& group) {
     (void)ctx;
     (void)group;

@@ -9,6 +9,7 @@ std::unique_ptr<policy> make_ws_policy();
 std::unique_ptr<policy> make_adws_policy();
 std::unique_ptr<policy> make_ml_adws_policy();
 std::unique_ptr<policy> make_ml_ws_policy();
+std::unique_ptr<policy> make_numa_ws_policy();
 
 namespace {
 
@@ -26,6 +27,10 @@ struct registry {
        "multi-level work stealing: groups whose size_hint fits a cache are tied to it, random "
        "stealing at each level",
        &make_ml_ws_policy},
+      {"numa-ws",
+       "NUMA-WS: steals biased towards near places, frames pushed lazily to the place their "
+       "hint names (single-entry mailboxes)",
+       &make_numa_ws_policy},
   };
 };
 

@@ -188,10 +188,10 @@ work_item* worker::after_return(const ult::transfer& t) {
   g->waiter = {t.fctx, m->stack};
   resume_item* resume = g->resume;
   if (m->kind == switch_msg::what::migrating) {
-    // The policy places the moving task itself if it routes (its own mailbox, say); otherwise
-    // the task goes to the worker group_end named, before that worker's queue.
+    // A policy that routes places the moving task itself (its own mailbox, say), or keeps it
+    // here; otherwise the task goes to the worker group_end named, before that worker's queue.
     resume->origin = index;
-    if (rt.hooks.route && rt.sched->route(ctx, *resume)) return nullptr;
+    if (rt.hooks.route) return rt.sched->route(ctx, *resume) ? nullptr : resume;
     rt.deliver(m->target, resume, lane::first);
     return nullptr;
   }
