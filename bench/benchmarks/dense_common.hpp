@@ -1,7 +1,7 @@
 // Shared pieces of the dense matrix benchmarks (matmul, matmul-z, strassen, strassen-z): an
-// aligned buffer, the leaf kernel, the serial cache-oblivious product, the blocked Z-Morton
-// layout of NUMA-WS (seed 001, Fig. 6b), Strassen's algorithm on either layout, the
-// deterministic inputs and the exact verification.
+// aligned buffer, the leaf kernel, the serial cache-oblivious products on row-major and blocked
+// Z-Morton storage (the layout of NUMA-WS, seed 001, Fig. 6b, is locus::z_layout), Strassen's
+// algorithm on either, the deterministic inputs and the exact verification.
 //
 // Inputs are float matrices whose entries are integers drawn uniformly from {-1, 0, 1}
 // (splitmix64, fixed seeds). Every product and every partial sum of such a product is then an
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <locus/task_group.hpp>
+#include <locus/zmatrix.hpp>
 
 #include "harness/benchmark.hpp"
 
@@ -148,41 +149,9 @@ inline void matmul_rowmajor_serial(dim s, cview a, cview b, view c, dim leaf) {
   }
 }
 
-// Blocked Z-Morton layout: the matrix is cut into leaf x leaf blocks, the blocks are stored along
-// the recursive Z curve (quadrants 11, 12, 21, 22 in that order at every level), each block
-// row-major with leading dimension leaf. A quadrant of an s x s Z matrix is the contiguous range
-// [q * (s/2)^2, (q + 1) * (s/2)^2) with q = 2 * row half + column half.
-
-// Position of block (bi, bj) along the Z curve: the bits of bi and bj interleaved.
-inline std::size_t morton(std::size_t bi, std::size_t bj) {
-  std::size_t z = 0;
-  for (int bit = 0; bit < 32; ++bit) {
-    z |= ((bj >> bit) & 1u) << (2 * bit);
-    z |= ((bi >> bit) & 1u) << (2 * bit + 1);
-  }
-  return z;
-}
-
-// Calls f(bi, bj, block pointer, block leading dimension) for every leaf block of an n x n
-// matrix stored row-major with leading dimension ld (z = false) or in blocked Z order (z = true).
-template <class P, class F>
-void for_each_block(P* m, dim n, dim ld, dim leaf, bool z, F&& f) {
-  const dim nb = n / leaf;
-  for (dim bi = 0; bi < nb; ++bi) {
-    for (dim bj = 0; bj < nb; ++bj) {
-      if (z) {
-        f(bi, bj,
-          m + morton(static_cast<std::size_t>(bi), static_cast<std::size_t>(bj)) * leaf * leaf,
-          leaf);
-      } else {
-        f(bi, bj, m + bi * leaf * ld + bj * leaf, ld);
-      }
-    }
-  }
-}
-
-// Serial C += A * B on blocked Z matrices of size s (contiguous quadrants), leaf kernels on
-// whole blocks. Same product order as matmul_rowmajor_serial.
+// Serial C += A * B on blocked Z matrices of order s with leaf x leaf blocks (locus::z_layout):
+// quadrant (i, j) is the contiguous quarter 2 i + j, so the recursion passes plain pointers and
+// the kernel runs on whole blocks. Same product order as matmul_rowmajor_serial.
 inline void matmul_z_serial(dim s, const float* a, const float* b, float* c, dim leaf) {
   if (s <= leaf) {
     kernel(s, a, s, b, s, c, s);
@@ -198,10 +167,10 @@ inline void matmul_z_serial(dim s, const float* a, const float* b, float* c, dim
   }
 }
 
-// Strassen's algorithm on either layout. A layout gives quadrants of a matrix view, wraps a
+// Strassen's algorithm on either storage. A storage gives quadrants of a matrix view, wraps a
 // contiguous temporary of order h as a view, says how a matrix of order h is swept element-wise
 // (rows x cols with stride ld) and runs the classical product below the Strassen cutoff.
-struct rowmajor_layout {
+struct rowmajor_storage {
   static view quad(view m, int q, dim h) { return m.quad(q / 2, q % 2, h); }
   static cview quad(cview m, int q, dim h) { return m.quad(q / 2, q % 2, h); }
   static view temp(float* p, dim h) { return {p, h}; }
@@ -212,9 +181,9 @@ struct rowmajor_layout {
   }
 };
 
-// In the blocked Z layout a matrix of order h is h^2 contiguous floats, its quadrant q the q-th
-// quarter; element-wise it is swept as one row of h^2 (ld = h^2).
-struct z_layout {
+// In blocked Z storage (locus::z_layout) a matrix of order h is h^2 contiguous floats, its
+// quadrant q the q-th quarter; element-wise it is swept as one row of h^2 (ld = h^2).
+struct z_storage {
   static view quad(view m, int q, dim h) { return {m.p + q * h * h, h * h}; }
   static cview quad(cview m, int q, dim h) { return {m.p + q * h * h, h * h}; }
   static view temp(float* p, dim h) { return {p, h * h}; }
@@ -428,20 +397,24 @@ inline std::vector<std::int8_t> random_ternary(dim n, std::uint64_t seed) {
   return m;
 }
 
-// Writes the n x n row-major byte matrix src into dst in the given layout (untimed).
-inline void store(const std::vector<std::int8_t>& src, dim n, float* dst, dim ld, dim leaf,
-                  bool z) {
-  for_each_block(dst, n, ld, leaf, z, [&](dim bi, dim bj, float* blk, dim bld) {
-    for (dim i = 0; i < leaf; ++i) {
-      for (dim j = 0; j < leaf; ++j) {
-        blk[i * bld + j] =
-            static_cast<float>(src[static_cast<std::size_t>((bi * leaf + i) * n + bj * leaf + j)]);
-      }
+// Writes the n x n row-major byte matrix src into the row-major dst with leading dimension ld.
+inline void store(const std::vector<std::int8_t>& src, dim n, float* dst, dim ld) {
+  for (dim i = 0; i < n; ++i) {
+    for (dim j = 0; j < n; ++j) {
+      dst[i * ld + j] = static_cast<float>(src[static_cast<std::size_t>(i * n + j)]);
     }
-  });
+  }
 }
 
-// The exact check of C = A * B for the ternary inputs, C read in the given layout:
+// The same into blocked Z storage (staged row-major, then locus::to_z).
+inline void store(const std::vector<std::int8_t>& src, const locus::z_layout& layout, float* dst) {
+  const auto n = static_cast<dim>(layout.order());
+  aligned_buffer<float> staged(layout.size());
+  store(src, n, staged.data(), n);
+  locus::to_z(layout, staged.data(), layout.order(), dst);
+}
+
+// The exact check of C = A * B for the ternary inputs, C row-major with leading dimension ld:
 //  1. every entry of C is an integer (of magnitude at most n);
 //  2. Freivalds' check with two random integer vectors x in [-2^20, 2^20]: C x = A (B x) exactly
 //     in 64-bit integers; a wrong C passes with probability below 2^-40;
@@ -455,23 +428,21 @@ struct check_result {
 
 inline check_result check_product(const std::vector<std::int8_t>& a,
                                   const std::vector<std::int8_t>& b, dim n, const float* c, dim ld,
-                                  dim leaf, bool z) {
+                                  dim leaf) {
   check_result out;
   const auto un = static_cast<std::size_t>(n);
   // Load C as integers, row-major.
   std::vector<std::int32_t> ci(un * un);
   bool integral = true;
-  for_each_block(c, n, ld, leaf, z, [&](dim bi, dim bj, const float* blk, dim bld) {
-    for (dim i = 0; i < leaf; ++i) {
-      for (dim j = 0; j < leaf; ++j) {
-        const float v = blk[i * bld + j];
-        const bool exact_int = std::abs(v) <= static_cast<float>(n) && v == std::nearbyint(v);
-        if (!exact_int) integral = false;
-        ci[static_cast<std::size_t>((bi * leaf + i) * n + bj * leaf + j)] =
-            exact_int ? static_cast<std::int32_t>(v) : INT32_MIN;
-      }
+  for (dim i = 0; i < n; ++i) {
+    for (dim j = 0; j < n; ++j) {
+      const float v = c[i * ld + j];
+      const bool exact_int = std::abs(v) <= static_cast<float>(n) && v == std::nearbyint(v);
+      if (!exact_int) integral = false;
+      ci[static_cast<std::size_t>(i * n + j)] =
+          exact_int ? static_cast<std::int32_t>(v) : INT32_MIN;
     }
-  });
+  }
   if (!integral) {
     out.result = "not integral";
     out.message = "C has an entry that is not an integer in [-n, n]";
@@ -540,6 +511,17 @@ inline check_result check_product(const std::vector<std::int8_t>& a,
   }
   out.ok = true;
   return out;
+}
+
+// The same check for C in blocked Z storage (read back through locus::from_z), sampling one
+// entry per Z block.
+inline check_result check_product(const std::vector<std::int8_t>& a,
+                                  const std::vector<std::int8_t>& b, const locus::z_layout& layout,
+                                  const float* c) {
+  const auto n = static_cast<dim>(layout.order());
+  aligned_buffer<float> staged(layout.size());
+  locus::from_z(layout, c, staged.data(), layout.order());
+  return check_product(a, b, n, staged.data(), n, static_cast<dim>(layout.block_order()));
 }
 
 }  // namespace locus_bench::dense

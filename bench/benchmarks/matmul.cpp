@@ -146,8 +146,8 @@ class matmul_instance final : public instance {
         c_(static_cast<std::size_t>(n * ld_)) {
     a_.fill(0);
     b_.fill(0);
-    dense::store(a8_, n_, a_.data(), ld_, leaf_, false);
-    dense::store(b8_, n_, b_.data(), ld_, leaf_, false);
+    dense::store(a8_, n_, a_.data(), ld_);
+    dense::store(b8_, n_, b_.data(), ld_);
   }
 
   void reset() override { c_.fill(0); }
@@ -176,7 +176,7 @@ class matmul_instance final : public instance {
   }
 
   verdict verify() const override {
-    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), ld_, leaf_, false);
+    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), ld_, leaf_);
     return {r.ok, r.result, r.message};
   }
 

@@ -7,8 +7,9 @@
 // (each child its h^3) and size hints (the phase's working set, 2 n^2 floats), down to one
 // kernel call per block product.
 //
-// The conversions between row-major and the Z layout are not timed: the inputs are stored in Z
-// order when prepared, the result is read back through the Z layout when verified.
+// The layout is locus::z_layout (include/locus/zmatrix.hpp). The conversions between row-major
+// and it are not timed: the inputs are converted with locus::to_z when prepared, the result is
+// read back with locus::from_z when verified.
 //
 // Parameters: n (order; small 512, medium 2048, large 8192), leaf (block order = kernel size, 64;
 // NUMA-WS ran 4k x 4k with 32 x 32 base cases). Inputs as in matmul: entries uniform in
@@ -17,6 +18,7 @@
 #include <string>
 
 #include <locus/task_group.hpp>
+#include <locus/zmatrix.hpp>
 
 #include "benchmarks/dense_common.hpp"
 #include "harness/benchmark.hpp"
@@ -32,7 +34,8 @@ namespace {
 using dense::cube;
 using dense::dim;
 
-// Quadrant (i, j) of an s x s Z matrix whose quadrants hold q = (s/2)^2 floats each.
+// Quadrant (i, j) of an s x s Z matrix whose quadrants hold q = (s/2)^2 floats each (what
+// locus::z_layout::quadrant_offset computes, inlined into the recursion without its checks).
 template <class T>
 T* zq(T* m, int i, int j, dim q) {
   return m + (2 * i + j) * q;
@@ -106,13 +109,14 @@ class matmul_z_instance final : public instance {
   matmul_z_instance(dim n, dim leaf)
       : n_(n),
         leaf_(leaf),
+        layout_(static_cast<std::size_t>(n), static_cast<std::size_t>(leaf)),
         a8_(dense::random_ternary(n, 1)),
         b8_(dense::random_ternary(n, 2)),
-        a_(static_cast<std::size_t>(n * n)),
-        b_(static_cast<std::size_t>(n * n)),
-        c_(static_cast<std::size_t>(n * n)) {
-    dense::store(a8_, n_, a_.data(), n_, leaf_, true);
-    dense::store(b8_, n_, b_.data(), n_, leaf_, true);
+        a_(layout_.size()),
+        b_(layout_.size()),
+        c_(layout_.size()) {
+    dense::store(a8_, layout_, a_.data());
+    dense::store(b8_, layout_, b_.data());
   }
 
   void reset() override { c_.fill(0); }
@@ -139,12 +143,13 @@ class matmul_z_instance final : public instance {
   }
 
   verdict verify() const override {
-    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), n_, leaf_, true);
+    const auto r = dense::check_product(a8_, b8_, layout_, c_.data());
     return {r.ok, r.result, r.message};
   }
 
  private:
   dim n_, leaf_;
+  locus::z_layout layout_;
   std::vector<std::int8_t> a8_, b8_;
   dense::aligned_buffer<float> a_, b_, c_;
 };

@@ -45,8 +45,8 @@ class strassen_instance final : public instance {
         c_(static_cast<std::size_t>(n * ld_)) {
     a_.fill(0);
     b_.fill(0);
-    dense::store(a8_, n_, a_.data(), ld_, leaf_, false);
-    dense::store(b8_, n_, b_.data(), ld_, leaf_, false);
+    dense::store(a8_, n_, a_.data(), ld_);
+    dense::store(b8_, n_, b_.data(), ld_);
   }
 
   void reset() override { c_.fill(0); }
@@ -55,14 +55,14 @@ class strassen_instance final : public instance {
     const cview a{a_.data(), ld_}, b{b_.data(), ld_};
     const view c{c_.data(), ld_};
     if (ctx.which == impl::serial) {
-      dense::strassen<dense::rowmajor_layout, false>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::rowmajor_storage, false>(n_, a, b, c, cutoff_, leaf_);
     } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::rowmajor_layout, true>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::rowmajor_storage, true>(n_, a, b, c, cutoff_, leaf_);
     }
   }
 
   verdict verify() const override {
-    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), ld_, leaf_, false);
+    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), ld_, leaf_);
     return {r.ok, r.result, r.message};
   }
 

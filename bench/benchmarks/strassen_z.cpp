@@ -7,7 +7,8 @@
 // (3 n^2 + 7 (n/2)^2) floats, four parallel quadrant updates, and the classical Z-layout product
 // of matmul-z at and below order `cutoff`.
 //
-// The conversions between row-major and the Z layout are not timed (prepare and verify).
+// The layout is locus::z_layout (include/locus/zmatrix.hpp); the conversions to and from
+// row-major (locus::to_z, locus::from_z) are not timed (prepare and verify).
 //
 // Parameters: n (order; small 512, medium 2048, large 8192, NUMA-WS's 8k), cutoff (64), leaf
 // (Z block and kernel order, 64). Inputs: entries uniform in {-1, 0, 1} (splitmix64, seeds 1 and
@@ -15,6 +16,8 @@
 // of C (dense_common.hpp).
 #include <cstdint>
 #include <string>
+
+#include <locus/zmatrix.hpp>
 
 #include "benchmarks/dense_common.hpp"
 #include "harness/benchmark.hpp"
@@ -33,13 +36,14 @@ class strassen_z_instance final : public instance {
       : n_(n),
         cutoff_(cutoff),
         leaf_(leaf),
+        layout_(static_cast<std::size_t>(n), static_cast<std::size_t>(leaf)),
         a8_(dense::random_ternary(n, 1)),
         b8_(dense::random_ternary(n, 2)),
-        a_(static_cast<std::size_t>(n * n)),
-        b_(static_cast<std::size_t>(n * n)),
-        c_(static_cast<std::size_t>(n * n)) {
-    dense::store(a8_, n_, a_.data(), n_, leaf_, true);
-    dense::store(b8_, n_, b_.data(), n_, leaf_, true);
+        a_(layout_.size()),
+        b_(layout_.size()),
+        c_(layout_.size()) {
+    dense::store(a8_, layout_, a_.data());
+    dense::store(b8_, layout_, b_.data());
   }
 
   void reset() override { c_.fill(0); }
@@ -49,19 +53,20 @@ class strassen_z_instance final : public instance {
     const cview a{a_.data(), n_ * n_}, b{b_.data(), n_ * n_};
     const view c{c_.data(), n_ * n_};
     if (ctx.which == impl::serial) {
-      dense::strassen<dense::z_layout, false>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::z_storage, false>(n_, a, b, c, cutoff_, leaf_);
     } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::z_layout, true>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::z_storage, true>(n_, a, b, c, cutoff_, leaf_);
     }
   }
 
   verdict verify() const override {
-    const auto r = dense::check_product(a8_, b8_, n_, c_.data(), n_, leaf_, true);
+    const auto r = dense::check_product(a8_, b8_, layout_, c_.data());
     return {r.ok, r.result, r.message};
   }
 
  private:
   dim n_, cutoff_, leaf_;
+  locus::z_layout layout_;
   std::vector<std::int8_t> a8_, b8_;
   dense::aligned_buffer<float> a_, b_, c_;
 };

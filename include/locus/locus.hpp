@@ -7,3 +7,4 @@
 #include "locus/runtime.hpp"
 #include "locus/stats.hpp"
 #include "locus/task_group.hpp"
+#include "locus/zmatrix.hpp"
