@@ -64,7 +64,9 @@ struct locality_report {
   std::vector<locality_level> levels;  // innermost level first
 
   // NUMA: every line access by a worker, and those to pages first touched (within the session)
-  // by a worker of another NUMA node; the same for the accesses that missed every cache.
+  // by a worker of another NUMA node, or bound to another place (locus/memory.hpp: a binding of
+  // the session's runtime, made before the session or during it, places a page whoever touches
+  // it first); the same for the accesses that missed every cache.
   int numa_nodes = 1;
   std::uint64_t line_accesses = 0, remote_line_accesses = 0;
   std::uint64_t memory_accesses = 0, remote_memory_accesses = 0;

@@ -4,6 +4,7 @@
 #include "locus/algorithms.hpp"
 #include "locus/hints.hpp"
 #include "locus/locality.hpp"
+#include "locus/memory.hpp"
 #include "locus/runtime.hpp"
 #include "locus/stats.hpp"
 #include "locus/task_group.hpp"

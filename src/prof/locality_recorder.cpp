@@ -21,6 +21,7 @@
 
 #include "locus/locality.hpp"
 #include "locus/runtime.hpp"
+#include "mem/binding_registry.hpp"
 #include "prof/locality_hooks.hpp"
 #include "prof/locality_log.hpp"
 #include "prof/locality_mapping.hpp"
@@ -36,6 +37,26 @@ namespace locus::prof {
 namespace {
 
 using locality::detail::active;
+
+struct binding_event {
+  std::uint64_t seq;
+  std::uintptr_t begin, end;
+  std::optional<mem::page_home> home;
+};
+
+// The bindings of the session's runtime (locus/memory.hpp), those in force when it opened and
+// every change after, numbered in the sequence of the declarations: the replay places a bound
+// page by its binding from that point on.
+class binding_log final : public mem::binding_observer {
+ public:
+  // Called under the registry's lock, which is what orders the events (and their numbers).
+  void binding_changed(const void* owner, std::uintptr_t begin, std::uintptr_t end,
+                       std::optional<mem::page_home> home) override;
+
+  const void* owner = nullptr;  // the session's runtime's binder
+  std::vector<binding_event> events;
+  std::uint64_t dropped = 0;
+};
 
 struct recorder {
   std::mutex control;  // begin / end; never taken by a declaration
@@ -55,6 +76,7 @@ struct recorder {
   std::atomic<std::uint64_t> seq{0};
   std::atomic<std::uint64_t> iteration{0};
   std::atomic<std::uint64_t> unattributed{0};
+  binding_log bindings;
 };
 
 // Constant-initialised, so it outlives every runtime (the default runtime's destructor closes
@@ -100,6 +122,17 @@ std::uint64_t next_seq() noexcept {
   return g.seq.fetch_add(1, std::memory_order_relaxed);
 }
 
+void binding_log::binding_changed(const void* by, std::uintptr_t begin, std::uintptr_t end,
+                                  std::optional<mem::page_home> home) {
+  // Another runtime's binding names that runtime's places: to this session the range is just no
+  // longer bound by its own.
+  try {
+    events.push_back(binding_event{next_seq(), begin, end, by == owner ? home : std::nullopt});
+  } catch (...) {
+    ++dropped;
+  }
+}
+
 // The line size of the innermost cache above leaf 0 that reports one.
 std::size_t topology_line(const topo::topology& t) {
   for (int a : t.ancestors(0)) {
@@ -118,8 +151,17 @@ std::vector<std::pair<const worker_log*, int>> session_logs() {
   return out;
 }
 
-// Replays every log's ranges in sequence order (a k-way merge: each log is already ordered).
+// Replays every log's ranges in sequence order (a k-way merge: each log is already ordered), and
+// the binding events between them.
 void replay_ranges(locality_replay& model, std::uint64_t& ranges) {
+  const std::vector<binding_event>& events = g.bindings.events;
+  std::size_t next_event = 0;
+  auto bind_before = [&](std::uint64_t seq) {
+    for (; next_event < events.size() && events[next_event].seq < seq; ++next_event) {
+      const binding_event& e = events[next_event];
+      model.set_home(e.begin, e.end, e.home);
+    }
+  };
   const auto logs = session_logs();
   using cursor = std::pair<std::uint64_t, std::size_t>;  // (seq of the next record, log)
   std::priority_queue<cursor, std::vector<cursor>, std::greater<>> heads;
@@ -132,6 +174,7 @@ void replay_ranges(locality_replay& model, std::uint64_t& ranges) {
     heads.pop();
     const auto& log = logs[k].first->ranges;
     const range_record& r = log[pos[k]];
+    bind_before(r.seq);
     model.access_rows(logs[k].second, r.addr, r.row_bytes, r.rows, r.stride);
     ++ranges;
     if (++pos[k] < log.size()) heads.emplace(log[pos[k]].seq, k);
@@ -163,6 +206,7 @@ locality_report close_session() {
     while (log->busy.load(std::memory_order_acquire)) std::this_thread::yield();
   }
   while (g.outside_log.busy.load(std::memory_order_acquire)) std::this_thread::yield();
+  mem::binding_registry::instance().detach(g.bindings);
   g.open = false;
   const locus::detail::runtime_impl& rt = *g.rt;
   locality_replay model(rt.topology, rt.size(), g.line_bytes, g.page_bytes);
@@ -183,6 +227,9 @@ locality_report close_session() {
   }
   r.dropped += g.outside_log.dropped;
   clear_log(g.outside_log);
+  r.dropped += g.bindings.dropped;
+  g.bindings.events = {};
+  g.bindings.dropped = 0;
   g.outside_worker = -1;
   return r;
 }
@@ -222,6 +269,10 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
   g.seq.store(0, std::memory_order_relaxed);
   g.iteration.store(0, std::memory_order_relaxed);
   g.unattributed.store(0, std::memory_order_relaxed);
+  g.bindings.owner = &impl.binder;
+  g.bindings.events.clear();
+  g.bindings.dropped = 0;
+  mem::binding_registry::instance().attach(g.bindings, &impl.binder);
   g.open = true;
   active.store(true, std::memory_order_seq_cst);
 }

@@ -66,14 +66,44 @@ locality_replay::locality_replay(const topo::topology& t, int workers, std::size
   numa_nodes_ = std::max(1, t.num_numa());
 }
 
+int locality_replay::first_owner(std::uint64_t page, int toucher) const {
+  if (homes_.empty()) return toucher;
+  const int shift = page_unit_shift();
+  const auto begin = static_cast<std::uintptr_t>(page << shift);
+  const mem::page_home* home =
+      homes_.first_overlapping(begin, begin + (std::uintptr_t{1} << shift));
+  return home != nullptr ? home->place_of(page) % numa_nodes_ : toucher;
+}
+
 bool locality_replay::remote(worker_path& p, std::uint64_t line) {
   const std::uint64_t page = line >> (page_shift_ - std::min(page_shift_, line_shift_));
   if (page != p.last_page) {
     p.last_page = page;
-    const int owner = page_owner_.try_emplace(page, p.numa).first->second;
-    p.last_remote = owner != p.numa;
+    auto [it, fresh] = page_owner_.try_emplace(page, p.numa);
+    if (fresh) it->second = first_owner(page, p.numa);
+    p.last_remote = it->second != p.numa;
   }
   return p.last_remote;
+}
+
+void locality_replay::set_home(std::uintptr_t begin, std::uintptr_t end,
+                               std::optional<mem::page_home> home) {
+  if (begin >= end) return;
+  if (home) {
+    homes_.assign(begin, end, *home);
+  } else {
+    homes_.erase(begin, end);
+  }
+  // Pages already placed in the range are placed again at their next touch.
+  const std::uint64_t first = begin >> page_unit_shift();
+  const std::uint64_t last = (end - 1) >> page_unit_shift();
+  if (last - first + 1 <= page_owner_.size()) {
+    for (std::uint64_t page = first; page <= last; ++page) page_owner_.erase(page);
+  } else {
+    std::erase_if(page_owner_,
+                  [&](const auto& kv) { return kv.first >= first && kv.first <= last; });
+  }
+  for (worker_path& p : paths_) p.last_page = UINT64_MAX;
 }
 
 void locality_replay::access_line(int w, std::uint64_t line) {

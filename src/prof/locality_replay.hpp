@@ -6,15 +6,20 @@
 // level outwards and stops at the first hit; a miss at one level is an access at the next, and a
 // miss of the outermost cache goes to memory. Caches without a size (hwloc knows none) are left
 // out. NUMA: each page's owner is the NUMA node of the worker that touched it first in the replay
-// order (first-touch placement, at page granularity because that is what the OS places).
+// order (first-touch placement, at page granularity because that is what the OS places), unless
+// a binding (locus/memory.hpp) in force when the replay first meets the page places it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "locus/locality.hpp"
+#include "mem/page_home.hpp"
+#include "mem/range_map.hpp"
 #include "prof/locality_lru.hpp"
 #include "topology/topology.hpp"
 
@@ -35,6 +40,12 @@ class locality_replay {
                    std::ptrdiff_t stride);
   // One line (address / line_bytes).
   void access_line(int w, std::uint64_t line);
+
+  // From now on the pages of [begin, end) live where `home` says (a binding, which also moves
+  // pages touched before it), or, without a home, are fresh again (unbound or unmapped): the
+  // next worker to touch one places it. A model page (page_bytes) is homed by the first binding
+  // that overlaps it.
+  void set_home(std::uintptr_t begin, std::uintptr_t end, std::optional<mem::page_home> home);
 
   // Cache levels and NUMA counts so far (ranges, mapping and the unattributed counts are the
   // recorder's to fill).
@@ -61,6 +72,10 @@ class locality_replay {
   };
 
   bool remote(worker_path& p, std::uint64_t line);
+  // Pages are numbered in units of the page or, when larger, the line (remote() counts by line).
+  int page_unit_shift() const noexcept { return std::max(page_shift_, line_shift_); }
+  // The NUMA node a page is first touched on: its binding's, else the toucher's.
+  int first_owner(std::uint64_t page, int toucher) const;
 
   std::size_t line_bytes_;
   int line_shift_;
@@ -69,6 +84,7 @@ class locality_replay {
   std::vector<level_totals> levels_;  // innermost first
   std::vector<worker_path> paths_;
   std::unordered_map<std::uint64_t, int> page_owner_;
+  mem::range_map<mem::page_home> homes_;  // bindings in force (by address)
   int numa_nodes_ = 1;
   std::uint64_t line_accesses_ = 0, remote_line_accesses_ = 0;
   std::uint64_t memory_accesses_ = 0, remote_memory_accesses_ = 0;

@@ -349,6 +349,19 @@ std::string runtime_impl::describe() const {
       << '\n';
   out << "  LOCUS_TRACE        = " << (settings.trace.empty() ? "(off)" : settings.trace) << '\n';
   out << "  LOCUS_WORKSPAN     = " << (settings.workspan ? 1 : 0) << '\n';
+  out << "  memory_binding     = ";
+  switch (binder.support()) {
+    case memory_binding::os:
+      out << "os (hwloc)";
+      break;
+    case memory_binding::modeled:
+      out << "modeled (synthetic topology: recorded for the locality model)";
+      break;
+    case memory_binding::unavailable:
+      out << "unavailable (" << binder.unavailable_reason() << ")";
+      break;
+  }
+  out << '\n';
   return out.str();
 }
 

@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "locus/runtime.hpp"
+#include "mem/binder.hpp"
 #include "prof/pmu.hpp"
 #include "prof/trace.hpp"
 #include "prof/workspan.hpp"
@@ -33,6 +34,8 @@ class runtime_impl {
 
   const config::settings settings;
   const topo::topology topology;
+  // Binds memory to this runtime's places (locus/memory.hpp) and records the bindings.
+  mem::place_binder binder{topology};
   const std::unique_ptr<policy> sched;
   const hook_set hooks;
   // The worker that starts roots submitted from outside (policy::root_worker), else any.

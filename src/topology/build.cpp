@@ -92,6 +92,7 @@ class builder {
     n.os_index = synthetic_ ? -1 : to_index(o->os_index);
     const int index = static_cast<int>(out_.nodes.size());
     out_.nodes.push_back(std::move(n));
+    objs_.push_back(o);
     if (parent >= 0) out_.nodes[static_cast<std::size_t>(parent)].children.push_back(index);
     if (kind == node_kind::pu) {
       out_.leaves.push_back(index);
@@ -131,14 +132,18 @@ class builder {
       if (!any) place_kind = node_kind::machine;
     }
     out_.leaf_place.assign(out_.leaves.size(), 0);
+    out_.place_objs.clear();
     int count = 0;
-    for (const node& n : out_.nodes) {
+    for (std::size_t i = 0; i < out_.nodes.size(); ++i) {
+      const node& n = out_.nodes[i];
       if (n.kind != place_kind) continue;
       for (int leaf = n.first_leaf; leaf < n.last_leaf; ++leaf) {
         out_.leaf_place[static_cast<std::size_t>(leaf)] = count;
       }
+      out_.place_objs.push_back(objs_[i]);
       ++count;
     }
+    if (count == 0) out_.place_objs.push_back(hwloc_get_root_obj(hw_));
     out_.num_places = std::max(count, 1);
   }
 
@@ -169,6 +174,7 @@ class builder {
   bool synthetic_;
   hwloc_obj_t skipped_numa_ = nullptr;
   std::vector<hwloc_obj_t> numa_objs_;
+  std::vector<hwloc_obj_t> objs_;  // the hwloc object of each node of out_.nodes
   int best_ = 0;
   int next_leaf_ = 0;
 };

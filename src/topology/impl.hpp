@@ -25,6 +25,7 @@ struct topology_state {
   std::vector<int> leaf_os;     // OS index of each PU (for pinning); -1 when synthetic
   std::vector<int> leaf_place;  // NUMA node (or package) of each leaf
   int num_places = 1;
+  std::vector<hwloc_obj_t> place_objs;  // the hwloc object of each place (objects of `hw`)
   std::vector<unsigned> numa_distances;
   int max_distance = 0;
   std::vector<std::string> level_names;  // see topology::level_names()
@@ -37,9 +38,9 @@ struct topology::impl : topology_state {};
 // uses only the kind, cache level, depth and children of each node.
 std::vector<std::string> name_levels(const std::vector<node>& nodes);
 
-// Fills nodes, leaves, leaf_os, leaf_place, num_places, max_distance and level_names from a loaded
-// hwloc topology (see build.cpp). Returns, for each place, the hwloc NUMA object it stands for, or
-// an empty vector when places are packages (or the whole machine).
+// Fills nodes, leaves, leaf_os, leaf_place, num_places, place_objs, max_distance and level_names
+// from a loaded hwloc topology (see build.cpp). Returns, for each place, the hwloc NUMA object it
+// stands for, or an empty vector when places are packages (or the whole machine).
 std::vector<hwloc_obj_t> build_tree(hwloc_topology_t hw, topology_state& out);
 
 // Fills numa_distances from the OS-provided NUMA latency matrix, if any.

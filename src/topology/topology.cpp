@@ -73,6 +73,18 @@ std::vector<int> topology::ancestors(int leaf) const {
   return out;
 }
 
+hwloc_topology* topology::hwloc() const noexcept {
+  return impl_->hw.get();
+}
+
+const hwloc_bitmap_s* topology::place_nodeset(int place) const {
+  if (place < 0 || place >= impl_->num_places) {
+    throw std::out_of_range("locus::topo: place " + std::to_string(place) + " is not in [0, " +
+                            std::to_string(impl_->num_places) + ")");
+  }
+  return impl_->place_objs[static_cast<std::size_t>(place)]->nodeset;
+}
+
 int topology::numa_of(int leaf) const {
   leaf_node(leaf);  // range check
   return impl_->leaf_place[static_cast<std::size_t>(leaf)];

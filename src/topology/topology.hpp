@@ -9,6 +9,10 @@
 #include <string_view>
 #include <vector>
 
+// hwloc's own types (hwloc.h), for the memory layer, without making every includer see hwloc.
+struct hwloc_topology;
+struct hwloc_bitmap_s;
+
 namespace locus::topo {
 
 enum class node_kind { machine, package, numa, cache, core, pu, group };
@@ -76,6 +80,12 @@ class topology {
   // Binds the calling thread to the PU of `leaf` (no-op when synthetic). Returns false if the OS
   // refused.
   bool pin_current_thread(int leaf) const;
+  // For the memory layer (src/mem): the hwloc topology the tree was built from (for a synthetic
+  // topology a synthetic one, on which hwloc binds nothing), and the hwloc nodeset of place
+  // `place` (0 .. num_numa() - 1): its NUMA node's, or the package's (the machine's) when places
+  // are packages (the machine). Both live as long as this topology.
+  hwloc_topology* hwloc() const noexcept;
+  const hwloc_bitmap_s* place_nodeset(int place) const;
   // One line summary, e.g. "pack:1 numa:1 l3:1(32MB) l2:2(1MB) l1:2(32KB) core:2 pu:2".
   std::string describe() const;
 
