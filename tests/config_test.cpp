@@ -19,6 +19,7 @@
 
 #include "fake_env.hpp"
 #include "locus/locus.hpp"
+#include "saved_env.hpp"
 #include "topology/topology.hpp"
 
 using locus::config_error;
@@ -73,25 +74,6 @@ locus::config::settings resolve_with(std::map<std::string, std::string> env,
 // run by hand).
 class ConfigRuntimeTest : public testing::Test {
  protected:
-  static constexpr const char* kVars[] = {"LOCUS_SCHED",      "LOCUS_WORKERS", "LOCUS_TOPOLOGY",
-                                          "LOCUS_STACK_SIZE", "LOCUS_STATS",   "LOCUS_PRINT_CONFIG",
-                                          "LOCUS_TRACE",      "LOCUS_PMU"};
-  void SetUp() override {
-    for (const char* v : kVars) {
-      const char* old = ::getenv(v);
-      saved_.emplace_back(v, old ? std::optional<std::string>(old) : std::nullopt);
-      ::unsetenv(v);
-    }
-  }
-  void TearDown() override {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
   static void set(const char* name, const char* value) { ::setenv(name, value, 1); }
 
   // Constructing a runtime from the environment must fail; returns the message.
@@ -100,7 +82,9 @@ class ConfigRuntimeTest : public testing::Test {
   }
 
  private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  locus_test::saved_env env_{"LOCUS_SCHED",      "LOCUS_WORKERS", "LOCUS_TOPOLOGY",
+                             "LOCUS_STACK_SIZE", "LOCUS_STATS",   "LOCUS_PRINT_CONFIG",
+                             "LOCUS_TRACE",      "LOCUS_PMU"};
 };
 
 // describe(): "key = value" per line, keys trimmed.

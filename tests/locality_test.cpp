@@ -29,6 +29,7 @@
 #include "prof/locality_lru.hpp"
 #include "prof/locality_mapping.hpp"
 #include "prof/locality_replay.hpp"
+#include "saved_env.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -336,28 +337,13 @@ TEST(LocalityReport, SharesAndJson) {
 // The environment variables this file touches, cleared for each test and restored after.
 class LocalityRuntimeTest : public testing::Test {
  protected:
-  static constexpr const char* kVars[] = {"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
-                                          "LOCUS_WORKERS", "LOCUS_SCHED"};
-  void SetUp() override {
-    for (const char* v : kVars) {
-      const char* old = ::getenv(v);
-      saved_.emplace_back(v, old ? std::optional<std::string>(old) : std::nullopt);
-      ::unsetenv(v);
-    }
-  }
   void TearDown() override {
     if (locus::locality::recording()) (void)locus::locality::end();
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
   }
 
  private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  locus_test::saved_env env_{"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
+                             "LOCUS_WORKERS", "LOCUS_SCHED"};
 };
 
 TEST_F(LocalityRuntimeTest, DeclarationsOnOneWorkerReplayAsByHand) {

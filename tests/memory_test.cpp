@@ -28,6 +28,7 @@
 #include "mem/first_touch.hpp"
 #include "mem/pages.hpp"
 #include "mem/range_map.hpp"
+#include "saved_env.hpp"
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "topology/topology.hpp"
@@ -55,28 +56,13 @@ bool page_aligned(const void* p) {
 // session left open after it.
 class MemoryTest : public testing::Test {
  protected:
-  static constexpr const char* kVars[] = {"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
-                                          "LOCUS_WORKERS", "LOCUS_SCHED"};
-  void SetUp() override {
-    for (const char* v : kVars) {
-      const char* old = ::getenv(v);
-      saved_.emplace_back(v, old ? std::optional<std::string>(old) : std::nullopt);
-      ::unsetenv(v);
-    }
-  }
   void TearDown() override {
     if (locus::locality::recording()) (void)locus::locality::end();
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
   }
 
  private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+  locus_test::saved_env env_{"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
+                             "LOCUS_WORKERS", "LOCUS_SCHED"};
 };
 
 // Runs f on worker `w` of rt: a gang of one member there.

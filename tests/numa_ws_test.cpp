@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,9 +14,11 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "locus/locus.hpp"
+#include "saved_env.hpp"
 #include "sched/numa_ws_audit.hpp"
 #include "sched/runtime_impl.hpp"
 
@@ -28,17 +29,7 @@ using namespace std::chrono_literals;
 constexpr const char* two_nodes = "pack:2 [numa] l3:1(size=8MB) l2:8(size=1MB) core:1 pu:1";
 constexpr const char* four_nodes = "pack:2 l3:2 [numa] l2:4(size=1MB) core:1 pu:1";
 
-// Environment variables for one runtime's construction.
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~scoped_env() { ::unsetenv(name_); }
-  scoped_env(const scoped_env&) = delete;
-  scoped_env& operator=(const scoped_env&) = delete;
-
- private:
-  const char* name_;
-};
+using locus_test::saved_env;
 
 // Leaves that sleep, so that all 16 workers progress on two cores; each records its worker's
 // place. Subtree s is hinted to place s % num_places() at its top spawn only, as the NUMA-WS
@@ -48,7 +39,8 @@ struct placed_leaves {
   std::vector<std::atomic<int>> ran_at;  // by leaf: the place of the worker that ran it
   int per_subtree;
 
-  explicit placed_leaves(int subtrees, int leaves) : ran_at(subtrees * leaves), per_subtree(leaves) {
+  explicit placed_leaves(int subtrees, int leaves)
+      : ran_at(subtrees * leaves), per_subtree(leaves) {
     for (auto& r : ran_at) r = -1;
   }
   void split(int first, int count) {
@@ -123,7 +115,7 @@ void record_push(const locus::detail::numa_ws_push_event& e) {
 
 TEST(NumaWs, PushesLandWithTheirPlaceOrGiveUpAfterExactlyTheThreshold) {
   for (const char* threshold : {"1", "4"}) {
-    const scoped_env env("LOCUS_NUMA_WS_THRESHOLD", threshold);
+    const saved_env env("LOCUS_NUMA_WS_THRESHOLD", threshold);
     events.clear();
     locus::detail::set_numa_ws_push_observer(&record_push);
     {
@@ -155,7 +147,7 @@ TEST(NumaWs, PushesLandWithTheirPlaceOrGiveUpAfterExactlyTheThreshold) {
 // Idle workers look for work in rounds: their failed steals, by topology level, show where the
 // victims were drawn (the mailbox coin flip falls back to the deque when the mailbox is empty).
 std::vector<double> failed_steals_share(const char* weights, const char* topo) {
-  const scoped_env env("LOCUS_NUMA_WS_WEIGHTS", weights);
+  const saved_env env("LOCUS_NUMA_WS_WEIGHTS", weights);
   locus::runtime rt{locus::options{.sched = "numa-ws", .workers = 16, .topology = topo}};
   rt.exec([&] {
     const auto until = std::chrono::steady_clock::now() + 30s;
@@ -207,8 +199,7 @@ TEST(NumaWs, VictimsFollowTheConfiguredWeights) {
       const auto expected = expected_share(w, topo);
       ASSERT_EQ(got.size(), expected.size());
       for (std::size_t l = 0; l < got.size(); ++l) {
-        EXPECT_NEAR(got[l], expected[l], 0.02)
-            << topo << " weights " << weights << " level " << l;
+        EXPECT_NEAR(got[l], expected[l], 0.02) << topo << " weights " << weights << " level " << l;
       }
     }
   }
@@ -216,7 +207,7 @@ TEST(NumaWs, VictimsFollowTheConfiguredWeights) {
 
 TEST(NumaWs, BadSettingsAreRejectedNamingTheVariable) {
   for (const char* bad : {"8,2", "8,2,1,1", "-1,2,1", "0,0,0", "a,b,c", ""}) {
-    const scoped_env env("LOCUS_NUMA_WS_WEIGHTS", bad);
+    const saved_env env("LOCUS_NUMA_WS_WEIGHTS", bad);
     try {
       locus::runtime rt{locus::options{.sched = "numa-ws", .workers = 2}};
       ADD_FAILURE() << "LOCUS_NUMA_WS_WEIGHTS='" << bad << "' was accepted";
@@ -226,7 +217,7 @@ TEST(NumaWs, BadSettingsAreRejectedNamingTheVariable) {
     }
   }
   for (const char* bad : {"0", "1001", "x"}) {
-    const scoped_env env("LOCUS_NUMA_WS_THRESHOLD", bad);
+    const saved_env env("LOCUS_NUMA_WS_THRESHOLD", bad);
     try {
       locus::runtime rt{locus::options{.sched = "numa-ws", .workers = 2}};
       ADD_FAILURE() << "LOCUS_NUMA_WS_THRESHOLD='" << bad << "' was accepted";
@@ -282,7 +273,8 @@ std::uint64_t serial_sum(std::uint64_t id, int depth) {
   const std::uint64_t h = mix(id);
   const int children = depth >= 7 ? 0 : static_cast<int>(h % 4);
   std::uint64_t sum = id;
-  for (int c = 0; c < children; ++c) sum += serial_sum(id * 4 + 1 + static_cast<unsigned>(c), depth + 1);
+  for (int c = 0; c < children; ++c)
+    sum += serial_sum(id * 4 + 1 + static_cast<unsigned>(c), depth + 1);
   return sum;
 }
 

@@ -19,11 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include "fib.hpp"
 #include "locus/locus.hpp"
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
-#include "fib.hpp"
 #include "test_policies.hpp"
 
 namespace {
@@ -121,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(Queues, ChunkSteal,
 // delivery that finds its target between two such naps runs without waking it. So the scenario
 // repeats until a delivery does wake its target; no delivery may wake another worker.
 TEST(Delivery, WakesItsTargetAndNoOtherSleeper) {
-  locus::runtime rt{locus::options{.sched = "test-deliver", .workers = 4,
+  locus::runtime rt{locus::options{.sched = "test-deliver",
+                                   .workers = 4,
                                    .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   auto& impl = rt.impl();
   bool target_woken = false;
@@ -196,8 +197,8 @@ TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) 
     EXPECT_TRUE(rt.impl().at(0).plain_spawn);
   }
   locus_test::sync_policy::ends = 0;
-  locus::runtime rt{locus::options{.sched = "test-sync", .workers = 4,
-                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  locus::runtime rt{locus::options{
+      .sched = "test-sync", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.exec([] { return fib(16); }), 987);
   rt.exec(take_the_continuation);
   const auto total = rt.stats().total();
@@ -212,7 +213,8 @@ TEST(NonTrivialJoin, GroupEndSeesEveryGroupWhoseContinuationWasTakenAndNoOther) 
 template <bool Routed>
 void check_moves() {
   locus_test::moves.clear();
-  locus::runtime rt{locus::options{.sched = Routed ? "test-move-routed" : "test-move", .workers = 4,
+  locus::runtime rt{locus::options{.sched = Routed ? "test-move-routed" : "test-move",
+                                   .workers = 4,
                                    .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
   for (int i = 0; i < 10; ++i) EXPECT_EQ(rt.exec([] { return fib(14); }), 377);
   rt.exec(take_the_continuation);
@@ -287,7 +289,8 @@ TEST(Victims, DrawnAtTheAskedLevelOrByWeightsOfLevels) {
   EXPECT_NEAR(static_cast<double>(near) / far, 1.5, 0.15);
   for (int v = 4; v < 16; ++v) {
     const double expected = v < 8 ? 10000.0 * 3 / 20 : 10000.0 / 20;
-    EXPECT_NEAR(per_worker[static_cast<std::size_t>(v)], expected, expected * 0.25) << "worker " << v;
+    EXPECT_NEAR(per_worker[static_cast<std::size_t>(v)], expected, expected * 0.25)
+        << "worker " << v;
   }
 }
 
@@ -370,7 +373,8 @@ TEST(Gang, RunsOnceOnEachOfItsWorkers) {
   // Chosen by the worker that ran the gang: four workers of one L3 (workers 4k .. 4k + 3).
   const std::vector<int>& chosen = where[1];
   ASSERT_EQ(chosen.size(), 4u);
-  for (std::size_t i = 1; i < chosen.size(); ++i) EXPECT_EQ(chosen[i], chosen[0] + static_cast<int>(i));
+  for (std::size_t i = 1; i < chosen.size(); ++i)
+    EXPECT_EQ(chosen[i], chosen[0] + static_cast<int>(i));
   EXPECT_EQ(chosen[0] % 4, 0);
   const auto total = rt.stats().total();
   EXPECT_GE(total.pushes, 2u + 3u);  // members sent to workers other than the dispatcher
@@ -381,7 +385,7 @@ TEST(Gang, DefaultWorkersShareTheSmallestPartOfTheMachineThatHoldsThem) {
   const auto& impl = rt.impl();
   using locus::detail::gang_workers;
   EXPECT_EQ(gang_workers(impl, 5, 1), (std::vector<int>{5}));
-  EXPECT_EQ(gang_workers(impl, 5, 2), (std::vector<int>{4, 5}));   // an L3 of 4
+  EXPECT_EQ(gang_workers(impl, 5, 2), (std::vector<int>{4, 5}));  // an L3 of 4
   EXPECT_EQ(gang_workers(impl, 6, 3), (std::vector<int>{4, 5, 6}));
   EXPECT_EQ(gang_workers(impl, 7, 3), (std::vector<int>{5, 6, 7}));  // moved left, within the L3
   EXPECT_EQ(gang_workers(impl, 5, 8), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // a package
@@ -392,10 +396,10 @@ TEST(Gang, DefaultWorkersShareTheSmallestPartOfTheMachineThatHoldsThem) {
 
 TEST(Gang, BadWidthOrWorkersFailTheGangNotTheProgram) {
   EXPECT_THROW(recording_gang(0, false), std::invalid_argument);
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 4,
-                                   .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
-  for (const std::vector<int>& bad : {std::vector<int>{1, 1}, std::vector<int>{0, 4},
-                                      std::vector<int>{2}}) {
+  locus::runtime rt{locus::options{
+      .sched = "ws", .workers = 4, .topology = "pack:1 l3:1(size=8MB) l2:4(size=1MB) pu:1"}};
+  for (const std::vector<int>& bad :
+       {std::vector<int>{1, 1}, std::vector<int>{0, 4}, std::vector<int>{2}}) {
     bool threw = false;
     rt.exec([&] {
       locus::detail::group_state g;
@@ -425,8 +429,9 @@ TEST(Gang, RacingGangsOfEveryWidthNeverDeadlock) {
   std::thread watchdog([&] {
     std::unique_lock hold(lock);
     if (!finished_cv.wait_for(hold, 240s, [&] { return finished; })) {
-      std::fprintf(stderr, "Gang.RacingGangsOfEveryWidthNeverDeadlock: gangs still waiting for "
-                           "their members after 240 s: deadlock\n");
+      std::fprintf(stderr,
+                   "Gang.RacingGangsOfEveryWidthNeverDeadlock: gangs still waiting for "
+                   "their members after 240 s: deadlock\n");
       std::_Exit(1);
     }
   });
@@ -490,8 +495,8 @@ TEST(Gang, RacingGangsOfEveryWidthNeverDeadlock) {
 class Carried : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Carried, PlaceHintsAreInheritedUntilChangedAndClearedByAnyPlace) {
-  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 4,
-                                   .topology = "pack:4 l3:1(size=8MB) l2:1(size=1MB) pu:1"}};
+  locus::runtime rt{locus::options{
+      .sched = GetParam(), .workers = 4, .topology = "pack:4 l3:1(size=8MB) l2:1(size=1MB) pu:1"}};
   std::atomic<int> root = -9, child = -9, grandchild = -9, cleared = -9, below_cleared = -9,
                    queued = -9, below_queued = -9, after_spawn = -9;
   rt.exec([&] {
@@ -540,8 +545,8 @@ TEST_P(Carried, PlaceHintsAreInheritedUntilChangedAndClearedByAnyPlace) {
 }
 
 TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
-  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 4,
-                                   .topology = "pack:2 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
+  locus::runtime rt{locus::options{
+      .sched = GetParam(), .workers = 4, .topology = "pack:2 l3:1(size=8MB) l2:2(size=1MB) pu:1"}};
   // paths[iteration] = {root, child 0, child 1, child 2, grandchild of child 1, second group's
   // child 0, the reused group's child}
   std::vector<std::vector<std::uint64_t>> paths;

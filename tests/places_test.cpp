@@ -55,7 +55,8 @@ TEST(Places, RuntimePlacesAreNumaNodesElsePackagesAndWorkersKnowTheirs) {
     locus::runtime rt{locus::options{.workers = 4, .topology = two_numa}};
     EXPECT_EQ(rt.num_places(), 2);
     std::vector<int> expected{0, 0, 1, 1};
-    for (int w = 0; w < 4; ++w) EXPECT_EQ(rt.place_of_worker(w), expected[static_cast<std::size_t>(w)]);
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(rt.place_of_worker(w), expected[static_cast<std::size_t>(w)]);
     EXPECT_THROW(rt.place_of_worker(4), std::out_of_range);
     // Every task sees its worker's place.
     std::atomic<int> mismatches{0}, seen{0};
@@ -97,7 +98,9 @@ TEST(Places, HintsNamingAPlaceTheRuntimeLacksAreRejected) {
       tg.run([] {}, locus::place{1});
       tg.run([] {}, locus::any_place, locus::parent_first);
       tg.wait();
-      EXPECT_THROW(locus::parallel_for(0, 4, [](int) {}, locus::place{9}), std::out_of_range);
+      EXPECT_THROW(locus::parallel_for(
+                       0, 4, [](int) {}, locus::place{9}),
+                   std::out_of_range);
     });
   }
 }
@@ -113,12 +116,16 @@ TEST(Places, ParallelForAndParallelInvokeCarryTheirPlaces) {
           if (locus::this_task_place() != 1) ++wrong;
         },
         locus::place{1});
-    locus::parallel_for(0, 10, [&](int lo, int hi) {
-      if (hi - lo > 2 || locus::this_task_place() != -1) ++wrong;
-    }, locus::grain{2});
-    locus::parallel_invoke(locus::on_place(locus::place{1}, [&] { a = locus::this_task_place(); }),
-                           [&] { b = locus::this_task_place(); },
-                           locus::on_place(locus::place{0}, [&] { c = locus::this_task_place(); }));
+    locus::parallel_for(
+        0, 10,
+        [&](int lo, int hi) {
+          if (hi - lo > 2 || locus::this_task_place() != -1) ++wrong;
+        },
+        locus::grain{2});
+    locus::parallel_invoke(
+        locus::on_place(locus::place{1}, [&] { a = locus::this_task_place(); }),
+        [&] { b = locus::this_task_place(); },
+        locus::on_place(locus::place{0}, [&] { c = locus::this_task_place(); }));
   });
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(a, 1);

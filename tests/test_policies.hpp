@@ -6,11 +6,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
-#include <optional>
-#include <utility>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "sched/context.hpp"
@@ -121,8 +121,7 @@ class chunk_once_policy final : public policy_base<chunk_once_policy<Locked>> {
   std::optional<int> root_worker() const noexcept override { return 0; }
 
   work_item* find_work(context& ctx) override {
-    if (ctx.self() != 1 || !armed.load(std::memory_order_acquire) ||
-        ctx.queue_looks_empty(0)) {
+    if (ctx.self() != 1 || !armed.load(std::memory_order_acquire) || ctx.queue_looks_empty(0)) {
       return nullptr;
     }
     armed.store(false, std::memory_order_relaxed);
@@ -242,18 +241,18 @@ std::unique_ptr<policy> make() {
 
 inline const bool test_policies_registered = [] {
   using locus::detail::register_policy;
-  register_policy({"test-mixed", "test: locked queue, steal-half, routing, task hooks",
-                   &make<mixed_policy>});
+  register_policy(
+      {"test-mixed", "test: locked queue, steal-half, routing, task hooks", &make<mixed_policy>});
   register_policy({"test-chunk-once", "test: one chunk steal from the default deque",
                    &make<chunk_once_policy<false>>});
   register_policy({"test-chunk-once-locked", "test: one chunk steal from a locked queue",
                    &make<chunk_once_policy<true>>});
-  register_policy({"test-deliver", "test: work hints name the worker a child goes to",
-                   &make<deliver_policy>});
+  register_policy(
+      {"test-deliver", "test: work hints name the worker a child goes to", &make<deliver_policy>});
   register_policy({"test-levels", "test: victims drawn by topology level", &make<levels_policy>});
   register_policy({"test-sync", "test: group_end at non-trivial joins only", &make<sync_policy>});
-  register_policy({"test-move", "test: group_end moves tasks to the next worker",
-                   &make<move_policy>});
+  register_policy(
+      {"test-move", "test: group_end moves tasks to the next worker", &make<move_policy>});
   register_policy({"test-move-routed", "test: group_end moves tasks, route keeps them here",
                    &make<routed_move_policy>});
   return true;

@@ -86,8 +86,8 @@ TEST(UnhookedChildren, ChildrenOfAnUnhookedTaskInheritItsStateAndAHookedGroupSta
   }
 }
 
-// A task that spans workers has hooked children: its groups get plans, and their children are planned
-// (different ranges, a group record) rather than inheriting the creator's.
+// A task that spans workers has hooked children: its groups get plans, and their children are
+// planned (different ranges, a group record) rather than inheriting the creator's.
 TEST(UnhookedChildren, TaskSpanningWorkersIsHookedAndItsChildrenArePlanned) {
   ::setenv("LOCUS_ADWS_STEAL", "0", 1);
   locus::runtime rt{locus::options{

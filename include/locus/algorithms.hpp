@@ -132,13 +132,15 @@ void parallel_for(Index first, Index last, Body body, H... hints) {
   if (last <= first) return;
   std::size_t grain_size = 1;
   std::optional<place> where;
-  ([&](const auto& h) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(h)>, grain>) {
-      grain_size = h.value == 0 ? 1 : h.value;
-    } else {
-      where = h;
-    }
-  }(hints), ...);
+  (
+      [&](const auto& h) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(h)>, grain>) {
+          grain_size = h.value == 0 ? 1 : h.value;
+        } else {
+          where = h;
+        }
+      }(hints),
+      ...);
   if (!where) {
     detail::parallel_for_range(first, last, body, grain_size);
     return;

@@ -31,9 +31,9 @@ struct worker_stats {
   // idle: looking for work with an empty local queue; overhead: the rest of the scheduler loop
   // (taking a found item, stack set-up, resuming it, releasing finished stacks).
   double busy_s = 0, idle_s = 0, overhead_s = 0;
-  std::uint64_t spawns = 0;          // child-first and parent-first spawns
-  std::uint64_t suspensions = 0;     // joins that had to suspend the waiting task
-  std::uint64_t local_resumes = 0;   // own continuations taken back by the scheduler loop
+  std::uint64_t spawns = 0;         // child-first and parent-first spawns
+  std::uint64_t suspensions = 0;    // joins that had to suspend the waiting task
+  std::uint64_t local_resumes = 0;  // own continuations taken back by the scheduler loop
   std::uint64_t sleeps = 0;         // times the worker went to sleep
   std::uint64_t wakeups = 0;        // of which another worker woke it (the others timed out)
   std::uint64_t pushes = 0;         // items this worker sent to another one (policies that push)

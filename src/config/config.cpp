@@ -87,8 +87,7 @@ int parse_int_in(std::string_view variable, std::string_view text, int min, int 
   int value = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (ec != std::errc{} || end != t.data() + t.size() || value < min || value > max) {
-    reject(variable, text,
-           "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+    reject(variable, text, "an integer from " + std::to_string(min) + " to " + std::to_string(max));
   }
   return value;
 }

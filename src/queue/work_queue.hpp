@@ -68,9 +68,7 @@ class chase_lev_queue final : public work_queue<T> {
     *why = n > 0 ? steal_status::taken : lost ? steal_status::lost_race : steal_status::empty;
     return n;
   }
-  std::size_t size() const noexcept override {
-    return static_cast<std::size_t>(deque.size());
-  }
+  std::size_t size() const noexcept override { return static_cast<std::size_t>(deque.size()); }
 
   chase_lev_deque<T> deque;
 };

@@ -94,10 +94,10 @@ using multilevel::worker_levels;
 
 // The plan of one task group (group_state::policy_data).
 struct group_plan {
-  dist_range whole;        // the group's range (its creator's when it began)
-  dist_range left;         // what is left of it to divide among the next children
-  double remaining = 0;    // work hint left
-  bool hinted = false;     // the group has a work hint (else it is split 1 : 1)
+  dist_range whole;      // the group's range (its creator's when it began)
+  dist_range left;       // what is left of it to divide among the next children
+  double remaining = 0;  // work hint left
+  bool hinted = false;   // the group has a work hint (else it is split 1 : 1)
   int spawned = 0;
   int level = 0;           // of the tree of caches, where the children are scheduled
   int depth = 0;           // of the children
@@ -105,8 +105,8 @@ struct group_plan {
   int creator_server = 0;  // worker that runs the creator's continuation
   task_state creator{};    // that task's state, restored when the group ends
   bool creator_unhooked = false;
-  tie_record tie;          // units tied to this group
-  std::uint64_t id = 0;    // names the group in the workers' steal ranges
+  tie_record tie;        // units tied to this group
+  std::uint64_t id = 0;  // names the group in the workers' steal ranges
   std::atomic<bool> dominant{false};
 };
 
@@ -444,7 +444,8 @@ class adws_policy final : public policy_base<adws_policy> {
     return level == tree_.leaf_level() && !r.spans_units(tree_.units(level));
   }
 
-  void assign(task_frame& f, int level, const dist_range& r, int depth, void* group) const noexcept {
+  void assign(task_frame& f, int level, const dist_range& r, int depth,
+              void* group) const noexcept {
     state_of(f) = {r, depth, static_cast<std::int16_t>(level), true, group};
     f.children_unhooked = within_one_worker(level, r);
   }

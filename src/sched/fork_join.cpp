@@ -401,7 +401,8 @@ template <watch Watched, bool Probed>
 }
 
 inline ult::stack* child_stack(worker* w) {
-  if (ult::stack* spare = w->stacks.take_spare()) [[likely]] return spare;
+  if (ult::stack* spare = w->stacks.take_spare()) [[likely]]
+    return spare;
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
   return child;

@@ -162,8 +162,9 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
       const int here = place_[static_cast<std::size_t>(ctx.self())];
       std::vector<double> weight(static_cast<std::size_t>(ctx.workers()));
       for (int v = 0; v < ctx.workers(); ++v) {
-        const std::size_t c = classes_[static_cast<std::size_t>(here)]
-                                      [static_cast<std::size_t>(place_[static_cast<std::size_t>(v)])];
+        const std::size_t c =
+            classes_[static_cast<std::size_t>(here)]
+                    [static_cast<std::size_t>(place_[static_cast<std::size_t>(v)])];
         weight[static_cast<std::size_t>(v)] = weights_[c];
       }
       mine.emplace(ctx, std::move(weight));
@@ -172,8 +173,7 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
   }
 
   // classes[a][b]: local, neighbour or remote, for places a and b.
-  static std::vector<std::vector<std::size_t>> place_classes(const topo::topology& t,
-                                                              int workers) {
+  static std::vector<std::vector<std::size_t>> place_classes(const topo::topology& t, int workers) {
     const auto places = static_cast<std::size_t>(t.num_numa());
     std::vector<int> first_worker(places, -1);
     for (int w = workers - 1; w >= 0; --w) first_worker[static_cast<std::size_t>(t.numa_of(w))] = w;

@@ -7,10 +7,10 @@
 namespace locus::detail {
 
 struct numa_ws_push_event {
-  int pusher = 0;        // the worker that pushed
-  int place = 0;         // the frame's place
-  int target = -1;       // the worker whose mailbox took it, or -1: it runs on the pusher
-  int failures = 0;      // the frame's failed tries so far (this push's included)
+  int pusher = 0;         // the worker that pushed
+  int place = 0;          // the frame's place
+  int target = -1;        // the worker whose mailbox took it, or -1: it runs on the pusher
+  int failures = 0;       // the frame's failed tries so far (this push's included)
   int target_place = -1;  // the place of `target`
 };
 

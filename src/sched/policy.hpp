@@ -56,13 +56,11 @@ struct hook_set {
   bool task_end = false;     // task_end
   bool group_begin = false;  // group_begin or group_wait: every group begins at its first spawn
   bool group_wait = false;
-  bool group_end = false;    // for groups that began, and those whose continuation was taken
+  bool group_end = false;  // for groups that began, and those whose continuation was taken
 
   bool begins_groups() const noexcept { return group_begin || group_wait; }
   // Whether a spawn has anything to ask the policy (route and group_end need nothing from it).
-  bool per_spawn() const noexcept {
-    return spawn || task_begin || task_end || begins_groups();
-  }
+  bool per_spawn() const noexcept { return spawn || task_begin || task_end || begins_groups(); }
 };
 
 class policy {

@@ -322,9 +322,9 @@ void runtime_impl::reset_stats() noexcept {
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
-    for (counter* x : {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.wakeups,
-                       &c.pushes, &c.migrations, &c.stolen_items, &c.lost_races, &c.busy_ns,
-                       &c.idle_ns, &c.overhead_ns}) {
+    for (counter* x :
+         {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.wakeups, &c.pushes,
+          &c.migrations, &c.stolen_items, &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();

@@ -52,7 +52,8 @@ class runtime_impl {
   int num_places() const noexcept { return topology.num_numa(); }
   // Throws std::out_of_range unless a spawn's place hint is none, any_place or one of the places.
   void check_place(int place) const {
-    if (place == inherit_place || (place >= -1 && place < num_places())) [[likely]] return;
+    if (place == inherit_place || (place >= -1 && place < num_places())) [[likely]]
+      return;
     reject_place(place);
   }
   // The other workers at exactly `level` from worker `w`: [first, last) of by_distance(w).

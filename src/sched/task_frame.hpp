@@ -39,7 +39,8 @@ struct alignas(16) policy_slot {
   static constexpr void check() noexcept {
     // The core copies slots as bytes and starts roots from zero bytes: the type must be one whose
     // objects exist wherever suitable bytes are (an implicit-lifetime, trivially copyable type).
-    static_assert(sizeof(T) <= bytes && alignof(T) <= 16, "a policy's task state must fit the slot");
+    static_assert(sizeof(T) <= bytes && alignof(T) <= 16,
+                  "a policy's task state must fit the slot");
     static_assert(std::is_trivially_copyable_v<T> &&
                       (std::is_aggregate_v<T> || std::is_trivially_default_constructible_v<T>),
                   "a policy's task state must be a trivially copyable aggregate");
@@ -68,7 +69,8 @@ struct task_frame {
   // iteration that repeats the same forks (with groups of its own) repeats the same paths.
   std::uint64_t path() const noexcept { return position >> 16; }
 };
-static_assert(sizeof(task_frame) <= task_record_bytes && sizeof(task_frame) <= ult::stack::owner_bytes);
+static_assert(sizeof(task_frame) <= task_record_bytes &&
+              sizeof(task_frame) <= ult::stack::owner_bytes);
 static_assert(std::is_trivially_copyable_v<task_frame> && std::is_aggregate_v<task_frame>);
 
 inline constexpr std::uint64_t root_path = 0x243F6A8885A3ULL;  // 48 bits

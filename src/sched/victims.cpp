@@ -28,7 +28,8 @@ victim_distribution victim_distribution::by_level(const context& thief,
   std::vector<double> weight(static_cast<std::size_t>(thief.workers()), 0.0);
   for (int v = 0; v < thief.workers(); ++v) {
     const auto level = static_cast<std::size_t>(thief.distance(thief.self(), v));
-    if (level < weight_of_level.size()) weight[static_cast<std::size_t>(v)] = weight_of_level[level];
+    if (level < weight_of_level.size())
+      weight[static_cast<std::size_t>(v)] = weight_of_level[level];
   }
   return victim_distribution(thief, std::move(weight));
 }

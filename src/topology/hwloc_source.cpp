@@ -247,8 +247,8 @@ topology topology::spread_over_places(topology whole, int workers) {
     int& quota = per_place[static_cast<std::size_t>(whole.numa_of(leaf))];
     if (quota == 0) continue;
     --quota;
-    hwloc_obj_t pu = hwloc_get_obj_by_type(whole.impl_->hw.get(), HWLOC_OBJ_PU,
-                                           static_cast<unsigned>(leaf));
+    hwloc_obj_t pu =
+        hwloc_get_obj_by_type(whole.impl_->hw.get(), HWLOC_OBJ_PU, static_cast<unsigned>(leaf));
     hwloc_bitmap_or(keep, keep, pu->cpuset);
   }
   hwloc_handle hw = std::move(whole.impl_->hw);
@@ -263,6 +263,5 @@ topology topology::spread_over_places(topology whole, int workers) {
   p->hw = std::move(hw);
   return topology(std::move(p));
 }
-
 
 }  // namespace locus::topo

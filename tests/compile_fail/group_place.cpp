@@ -1,3 +1,5 @@
 // expect: task_group(...) takes locus::work_hint and locus::size_hint
 #include <locus/locus.hpp>
-void f() { locus::task_group tg{locus::place{1}}; }
+void f() {
+  locus::task_group tg{locus::place{1}};
+}

@@ -83,8 +83,8 @@ struct task_base : work_item {
   // for it, so that whoever waits for the root sees complete statistics.
   virtual void root_done() noexcept {}
   alignas(16) std::byte record[task_record_bytes];  // written by the core when it is queued
-  const char* label = nullptr;  // locus::label, for traces
-  int origin = -1;              // worker that queued or sent it (trace flow arrows)
+  const char* label = nullptr;                      // locus::label, for traces
+  int origin = -1;  // worker that queued or sent it (trace flow arrows)
 
  protected:
   explicit task_base(item_kind k) noexcept : work_item(k) {}
