@@ -29,7 +29,7 @@
 #include "prof/locality_lru.hpp"
 #include "prof/locality_mapping.hpp"
 #include "prof/locality_replay.hpp"
-#include "saved_env.hpp"
+#include "locality_fixture.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -335,16 +335,7 @@ TEST(LocalityReport, SharesAndJson) {
 // ---- the recorder, end to end -----------------------------------------------------------------
 
 // The environment variables this file touches, cleared for each test and restored after.
-class LocalityRuntimeTest : public testing::Test {
- protected:
-  void TearDown() override {
-    if (locus::locality::recording()) (void)locus::locality::end();
-  }
-
- private:
-  locus_test::saved_env env_{"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
-                             "LOCUS_WORKERS", "LOCUS_SCHED"};
-};
+class LocalityRuntimeTest : public locus_test::locality_env_test {};
 
 TEST_F(LocalityRuntimeTest, DeclarationsOnOneWorkerReplayAsByHand) {
   locus::runtime rt{locus::options{.workers = 1, .topology = kShared}};

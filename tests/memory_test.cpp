@@ -28,7 +28,7 @@
 #include "mem/first_touch.hpp"
 #include "mem/pages.hpp"
 #include "mem/range_map.hpp"
-#include "saved_env.hpp"
+#include "locality_fixture.hpp"
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "topology/topology.hpp"
@@ -54,16 +54,7 @@ bool page_aligned(const void* p) {
 
 // A clean environment for each test (the real machine unless a test names a topology), and no
 // session left open after it.
-class MemoryTest : public testing::Test {
- protected:
-  void TearDown() override {
-    if (locus::locality::recording()) (void)locus::locality::end();
-  }
-
- private:
-  locus_test::saved_env env_{"LOCUS_LOCALITY", "LOCUS_LOCALITY_LINE", "LOCUS_TOPOLOGY",
-                             "LOCUS_WORKERS", "LOCUS_SCHED"};
-};
+class MemoryTest : public locus_test::locality_env_test {};
 
 // Runs f on worker `w` of rt: a gang of one member there.
 template <class F>
