@@ -12,6 +12,14 @@
 // and every task group a size hint of its working set (input and temporary bytes).
 // The serial elision is the same recursion with the spawns removed.
 //
+// Places (seed 001 Fig. 4, MERGESORTTOP): with several places the locus version's top level
+// sorts quarter k at place_of_part(k, 4) (placement.hpp), merges quarters 1+2 at the first
+// quarter's place and 3+4 at the third's, and leaves the last merge unhinted; the input and
+// temporary arrays are bound to the places of their quarters.
+//
+// Locality model (locus-bench --locality): every serial sort declares its range (read and
+// written in place), every serial merge its two inputs and its output.
+//
 // Input: n int64 values, element i = splitmix64 (par_policy.hpp) seeded with `seed`, i-th output
 // >> 33 (31-bit values, so large inputs have duplicates). Verified: the output is non-decreasing
 // and has the multiset checksum of the input (sum of the values and sum of a 64-bit mix of each
@@ -23,7 +31,12 @@
 #include <utility>
 #include <vector>
 
+#include <locus/locality.hpp>
+#include <locus/runtime.hpp>
+#include <locus/task_group.hpp>
+
 #include "benchmarks/par_policy.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench {
@@ -78,6 +91,20 @@ void seq_merge(const elem* a, const elem* a_end, const elem* b, const elem* b_en
   std::copy(b, b_end, dest);
 }
 
+void declare_merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, elem* dest) {
+  namespace loc = locus::locality;
+  const auto na = static_cast<std::size_t>(a_end - a), nb = static_cast<std::size_t>(b_end - b);
+  loc::touch_read(a, na * sizeof(elem));
+  loc::touch_read(b, nb * sizeof(elem));
+  loc::touch_write(dest, (na + nb) * sizeof(elem));
+}
+
+void declare_sort(elem* in, std::int64_t n) {
+  namespace loc = locus::locality;
+  loc::touch_read(in, static_cast<std::size_t>(n) * sizeof(elem));
+  loc::touch_write(in, static_cast<std::size_t>(n) * sizeof(elem));
+}
+
 template <class P>
 void merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, elem* dest,
            const cutoffs& c) {
@@ -87,6 +114,7 @@ void merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, e
   }
   const std::int64_t n = (a_end - a) + (b_end - b);
   if (n < c.merge) {
+    declare_merge(a, a_end, b, b_end, dest);
     seq_merge(a, a_end, b, b_end, dest);
     return;
   }
@@ -105,6 +133,7 @@ void merge(const elem* a, const elem* a_end, const elem* b, const elem* b_end, e
 template <class P>
 void sort(elem* in, elem* tmp, std::int64_t n, const cutoffs& c) {
   if (n < c.quick) {
+    declare_sort(in, n);
     seq_quick(in, in + n, c.insertion);
     return;
   }
@@ -120,6 +149,45 @@ void sort(elem* in, elem* tmp, std::int64_t n, const cutoffs& c) {
   P::invoke(bytes, par::child(2 * wq, [&] { merge<P>(a, b, b, cc, ta, c); }),
             par::child(wq + wl, [&] { merge<P>(cc, d, d, end, tc, c); }));
   merge<P>(ta, tc, tc, tmp + n, in, c);
+}
+
+// NUMA-WS's MERGESORTTOP (seed 001 Fig. 4) on `places` places; sort<locus_tasks> on one.
+void sort_top(elem* in, elem* tmp, std::int64_t n, const cutoffs& c, int places) {
+  using P = par::locus_tasks;
+  if (places < 2 || n < c.quick) {
+    sort<P>(in, tmp, n, c);
+    return;
+  }
+  const std::int64_t q = n / 4;
+  const auto at = [places](int quarter) { return placement::hint_of_part(quarter, 4, places); };
+  const std::size_t bytes = static_cast<std::size_t>(n) * 2 * sizeof(elem);
+  const double wq = static_cast<double>(q);
+  {
+    locus::task_group tg{locus::work_hint{static_cast<double>(n)}, locus::size_hint{bytes}};
+    placement::each_part_own_last(4, places, [&](int k) {
+      const std::int64_t lo = k * q, len = k == 3 ? n - 3 * q : q;
+      tg.run([=, &c] { sort<P>(in + lo, tmp + lo, len, c); },
+             locus::work_hint{static_cast<double>(len)}, at(k), locus::parent_first);
+    });
+    tg.wait();
+  }
+  {
+    // Quarters 1+2 merged at the first one's place, 3+4 at the third's.
+    elem *a = in, *b = a + q, *cc = b + q, *d = cc + q, *end = in + n;
+    locus::task_group tg{locus::work_hint{static_cast<double>(n)}, locus::size_hint{bytes}};
+    const auto merge_place = [&at](int half) { return at(2 * half).id; };
+    placement::each_part_own_last(2, merge_place, [&](int half) {
+      if (half == 0) {
+        tg.run([=, &c] { merge<P>(a, b, b, cc, tmp, c); }, locus::work_hint{2 * wq}, at(0),
+               locus::parent_first);
+      } else {
+        tg.run([=, &c] { merge<P>(cc, d, d, end, tmp + 2 * q, c); },
+               locus::work_hint{static_cast<double>(n) - 2 * wq}, at(2), locus::parent_first);
+      }
+    });
+    tg.wait();
+  }
+  merge<P>(tmp, tmp + 2 * q, tmp + 2 * q, tmp + n, in, c);
 }
 
 struct checksum {
@@ -146,6 +214,11 @@ class cilksort_instance final : public instance {
 
   void reset() override { fill(); }
 
+  void place(locus::runtime& rt) override {
+    placement::bind_parts(rt, data_.data(), data_.size(), 4);
+    placement::bind_parts(rt, tmp_.data(), tmp_.size(), 4);
+  }
+
   void run(const run_context& ctx) override {
     elem* in = data_.data();
     elem* tmp = tmp_.data();
@@ -155,7 +228,7 @@ class cilksort_instance final : public instance {
         sort<par::serial>(in, tmp, n, c_);
         break;
       case impl::locus:
-        sort<par::locus_tasks>(in, tmp, n, c_);
+        sort_top(in, tmp, n, c_, ctx.places);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:

@@ -25,8 +25,11 @@
 #include <string>
 #include <vector>
 
+#include <locus/memory.hpp>
+#include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
 
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench::grid_bench {
@@ -193,6 +196,49 @@ void split_rows_serial(const row_plan& p, int lo, int hi, const Leaf& leaf) {
 template <class Leaf>
 void split_rows_locus(const row_plan& p, int lo, int hi, const Leaf& leaf) {
   detail::split<true>(p, {lo, hi, false}, leaf);
+}
+
+// Row k of [lo, hi) cut into `parts` parts of equal rows: the first row of part k.
+inline int place_part_begin(int lo, int hi, int k, int parts) {
+  return lo + static_cast<int>(static_cast<std::int64_t>(hi - lo) * k / parts);
+}
+
+// split_rows_locus with the place hints of NUMA-WS (seed 001 §V: only the top level carries
+// them): with several places, [lo, hi) is first cut into one part of equal rows per place, part k
+// a queued child hinted to place k (placement.hpp), and each part is split as usual below it.
+template <class Leaf>
+void split_rows_by_place(const row_plan& p, int lo, int hi, int places, const Leaf& leaf) {
+  if (places < 2) return split_rows_locus(p, lo, hi, leaf);
+  const detail::row_range all{lo, hi, false};
+  const int rows = detail::active_rows(p, all);
+  locus::task_group tg{
+      locus::work_hint{p.work_per_row * rows},
+      locus::size_hint{static_cast<std::size_t>(rows) * p.bytes_per_row + p.extra_bytes}};
+  placement::each_part_own_last(places, places, [&](int k) {
+    const detail::row_range part{place_part_begin(lo, hi, k, places),
+                                 place_part_begin(lo, hi, k + 1, places), false};
+    if (detail::active_rows(p, part) == 0) return;
+    tg.run([&p, &leaf, part] { detail::split<true>(p, part, leaf); },
+           locus::work_hint{p.work_per_row * detail::active_rows(p, part)}, locus::place{k},
+           locus::parent_first);
+  });
+  tg.wait();
+}
+
+// Binds g's rows to rt's places the way split_rows_by_place cuts [lo, hi) (rows before lo go
+// with part 0, rows from hi on with the last part), so that a part's rows live on its place.
+inline void bind_rows_by_place(locus::runtime& rt, grid& g, int lo, int hi) {
+  const int places = rt.num_places();
+  if (places < 2) return;
+  for (int k = 0; k < places; ++k) {
+    const int first = k == 0 ? 0 : place_part_begin(lo, hi, k, places);
+    const int last = k + 1 == places ? g.rows() : place_part_begin(lo, hi, k + 1, places);
+    if (last > first) {
+      locus::bind_to_place(rt, g.row(first),
+                           static_cast<std::size_t>(last - first) * g.stride() * sizeof(double),
+                           locus::place{k});
+    }
+  }
 }
 
 inline std::string shape_text(row_shape s) {

@@ -17,9 +17,19 @@
 // in [0, 1) from splitmix64(seed), row by row. Verified bit for bit against a reference computed
 // in prepare() by plain loops over the whole interior (no decomposition), so a lost, repeated
 // or misplaced leaf shows.
+//
+// Places (NUMA-WS, seed 001 §V, whose heat this also is): with several places the interior rows
+// are cut into one part per place at the top of every step, part k hinted to place k, and both
+// grids' rows are bound to the place of their part (grid_common.hpp's split_rows_by_place).
+//
+// Locality model (locus-bench --locality): every leaf declares the rows of the old grid it reads
+// (its rows and the two halo rows) and the rows of the new one it writes, with the leaf's first
+// row as its identity; every step is an iteration.
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <locus/locality.hpp>
 
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
@@ -31,6 +41,16 @@ namespace grid_bench {
 namespace {
 
 constexpr double cx = 0.1, cy = 0.2;
+
+void declare_leaf(const grid& cur, const grid& next, int lo, int hi) {
+  namespace loc = locus::locality;
+  const auto row_bytes = static_cast<std::size_t>(cur.cols()) * sizeof(double);
+  const auto stride = static_cast<std::ptrdiff_t>(cur.stride() * sizeof(double));
+  const auto rows = static_cast<std::size_t>(hi - lo);
+  loc::leaf(static_cast<std::uint64_t>(lo));
+  loc::touch_read_rows(cur.row(lo - 1), row_bytes, rows + 2, stride);
+  loc::touch_write_rows(next.row(lo), row_bytes, rows, stride);
+}
 
 class heat_instance final : public instance {
  public:
@@ -64,14 +84,22 @@ class heat_instance final : public instance {
       const grid& cur = buf_[t % 2];
       grid& next = buf_[(t + 1) % 2];
       const auto leaf = [&cur, &next, cols](int lo, int hi) {
+        declare_leaf(cur, next, lo, hi);
         heat_step_block(cur, next, lo, hi, 1, cols - 1, cx, cy);
       };
       if (ctx.which == impl::locus) {
-        split_rows_locus(plan_, 1, rows - 1, leaf);
+        split_rows_by_place(plan_, 1, rows - 1, ctx.places, leaf);
       } else {
         split_rows_serial(plan_, 1, rows - 1, leaf);
       }
+      locus::locality::next_iteration();
     }
+  }
+
+  void place(locus::runtime& rt) override {
+    const int rows = initial_.rows();
+    bind_rows_by_place(rt, buf_[0], 1, rows - 1);
+    bind_rows_by_place(rt, buf_[1], 1, rows - 1);
   }
 
   verdict verify() const override { return compare_grids(result(), reference_); }

@@ -25,6 +25,10 @@
 #include <string_view>
 #include <vector>
 
+namespace locus {
+class runtime;
+}
+
 namespace locus_bench {
 
 // Bad command line or parameter value: the message names the flag or key and the accepted values.
@@ -103,6 +107,10 @@ class param_values {
 struct run_context {
   impl which = impl::serial;
   int workers = 1;  // 1 for serial
+  // The places the run's place hints may name (runtime::num_places() for locus, 1 otherwise):
+  // benchmarks that hint places split their top level by place only when there are several, so
+  // that the serial elision and a one-place run have the same task tree.
+  int places = 1;
 };
 
 struct verdict {
@@ -122,6 +130,10 @@ class instance {
 
   // Untimed, before every run: restore whatever a previous run consumed or overwrote.
   virtual void reset() {}
+  // Untimed, after reset() and before every locus run: put the data where the run's place hints
+  // send its tasks (locus/memory.hpp, on rt's places). Bindings are per runtime (the locality
+  // model counts those of its session's runtime), hence once per run, not once per instance.
+  virtual void place(locus::runtime& rt) { (void)rt; }
   // Timed: compute the result with ctx.which. Called inside that implementation's parallel
   // region (see the file comment); must leave its result for verify().
   virtual void run(const run_context& ctx) = 0;

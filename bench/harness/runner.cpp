@@ -146,10 +146,11 @@ void measure_workspan(instance& inst, config_result& r, std::ostream& log) {
     opts.workspan = true;
     opts.locality = false;
     locus::runtime rt(opts);
-    const run_context ctx{impl::locus, 1};
+    const run_context ctx{impl::locus, 1, rt.num_places()};
     const auto region = make_locus_region(rt);
     for (int run = 0; run < 2; ++run) {
       inst.reset();
+      inst.place(rt);
       rt.reset_stats();
       region->execute([&] { inst.run(ctx); });
     }
@@ -200,13 +201,17 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     const bool timed = round >= plan.warmup;
     for (auto& r : runs) {
       if (!r.result.verified) continue;  // a failed configuration is not run again
-      const run_context ctx{r.config.which, r.config.workers};
+      const run_context ctx{r.config.which, r.config.workers,
+                            r.rt != nullptr ? r.rt->num_places() : 1};
       const bool model = plan.locality && timed && r.model_rt != nullptr;
       double t = 0;
       verdict v;
       try {
         inst->reset();
-        if (r.rt != nullptr) r.rt->reset_stats();
+        if (r.rt != nullptr) {
+          inst->place(*r.rt);
+          r.rt->reset_stats();
+        }
         if (model) {
           locus::locality::session_options so;
           // The serial elision runs on this thread, outside the runtime.

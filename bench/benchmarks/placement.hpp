@@ -1,0 +1,77 @@
+// Place hints and placed data of the NUMA-WS benchmarks (seed 001, §III-A and Fig. 4): a
+// benchmark cuts its data into parts, binds part i to a place (locus/memory.hpp) and gives the
+// top-level task that works on part i the same place hint; everything below inherits it. Only
+// the top level carries hints, as in the paper. With one place nothing is bound and nothing is
+// hinted, so a one-place run builds the task tree of the serial elision.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <locus/hints.hpp>
+#include <locus/memory.hpp>
+#include <locus/runtime.hpp>
+#include <locus/task_group.hpp>
+
+namespace locus_bench::placement {
+
+// The place of part i of `parts` when a run has `places` places: consecutive parts share a place
+// when there are fewer places than parts (parts 0 1 | 2 3 on two places), and parts-many of the
+// places get one when there are more.
+inline int place_of_part(int part, int parts, int places) {
+  return static_cast<int>(static_cast<std::int64_t>(part) * places / parts);
+}
+
+inline locus::place hint_of_part(int part, int parts, int places) {
+  return locus::place{place_of_part(part, parts, places)};
+}
+
+// The parts of a top level, in the order to spawn them: hinted top-level children are queued
+// (locus::parent_first), so that a thief takes each and NUMA-WS pushes it to its place at that
+// steal; a child run at once would stay with its spawner (a continuation-stealing runtime always
+// runs the first spawned child where its parent is). The spawner's wait then pops the part queued
+// last itself, so that one is its own place's part (the first part of the place, when it has
+// several; the spawn order unchanged when it has none).
+template <class PlaceOf, class Spawn>
+void each_part_own_last(int parts, const PlaceOf& place_of, const Spawn& spawn) {
+  const int here = locus::current_place();
+  int own = 0;
+  while (own + 1 < parts && place_of(own) != here) ++own;
+  if (place_of(own) != here) own = parts - 1;
+  for (int i = 1; i <= parts; ++i) spawn((own + i) % parts);
+}
+// Part k of `parts` on place_of_part(k, parts, places).
+template <class Spawn>
+void each_part_own_last(int parts, int places, const Spawn& spawn) {
+  each_part_own_last(
+      parts, [parts, places](int k) { return place_of_part(k, parts, places); }, spawn);
+}
+
+// [0, n) cut into `parts` equal parts: the first element of part k.
+inline std::size_t part_begin(std::size_t n, int k, int parts) {
+  return n * static_cast<std::size_t>(k) / static_cast<std::size_t>(parts);
+}
+
+// Binds the n elements at p to rt's places in `parts` equal parts, part k on place_of_part. The
+// OS binds whole pages, so a page two parts share goes with the later part. Nothing to do on a
+// runtime with one place.
+template <class T>
+void bind_parts(locus::runtime& rt, T* p, std::size_t n, int parts) {
+  const int places = rt.num_places();
+  if (places < 2 || n == 0) return;
+  for (int k = 0; k < parts; ++k) {
+    const std::size_t lo = part_begin(n, k, parts), hi = part_begin(n, k + 1, parts);
+    if (hi > lo) {
+      locus::bind_to_place(rt, p + lo, (hi - lo) * sizeof(T),
+                           locus::place{place_of_part(k, parts, places)});
+    }
+  }
+}
+
+// One part per place: part k of the n elements on place k.
+template <class T>
+void bind_by_place(locus::runtime& rt, T* p, std::size_t n) {
+  bind_parts(rt, p, n, rt.num_places());
+}
+
+}  // namespace locus_bench::placement
