@@ -20,11 +20,14 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <locus/locality.hpp>
 #include <locus/task_group.hpp>
 #include <locus/zmatrix.hpp>
 
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench::dense {
@@ -132,10 +135,24 @@ struct cview {
   cview quad(int qi, int qj, dim half) const { return {p + qi * half * ld + qj * half, ld}; }
 };
 
+// Locality model (locus-bench --locality): a leaf product reads s x s blocks of A and B and
+// updates one of C, one strided declaration each (a Z block is contiguous: ld = s).
+inline void declare_leaf(dim s, const float* a, dim lda, const float* b, dim ldb, float* c,
+                         dim ldc) {
+  namespace loc = locus::locality;
+  const auto row = static_cast<std::size_t>(s) * sizeof(float);
+  const auto rows = static_cast<std::size_t>(s);
+  constexpr auto f = static_cast<dim>(sizeof(float));
+  loc::touch_read_rows(a, row, rows, lda * f);
+  loc::touch_read_rows(b, row, rows, ldb * f);
+  loc::touch_write_rows(c, row, rows, ldc * f);
+}
+
 // Serial cache-oblivious C += A * B on row-major views, down to leaf x leaf kernels. The same
 // eight products in the same order as the parallel versions, so the serial elision is exact.
 inline void matmul_rowmajor_serial(dim s, cview a, cview b, view c, dim leaf) {
   if (s <= leaf) {
+    declare_leaf(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     return;
   }
@@ -154,6 +171,7 @@ inline void matmul_rowmajor_serial(dim s, cview a, cview b, view c, dim leaf) {
 // the kernel runs on whole blocks. Same product order as matmul_rowmajor_serial.
 inline void matmul_z_serial(dim s, const float* a, const float* b, float* c, dim leaf) {
   if (s <= leaf) {
+    declare_leaf(s, a, s, b, s, c, s);
     kernel(s, a, s, b, s, c, s);
     return;
   }
@@ -207,6 +225,11 @@ class fork_join<true> {
   void run(F& f, locus::work_hint w) {
     tg_.run(f, w);
   }
+  // A hinted top-level child, queued (placement.hpp).
+  template <class F>
+  void run_at(F f, locus::work_hint w, locus::place where) {
+    tg_.run(std::move(f), w, where, locus::parent_first);
+  }
   void wait() { tg_.wait(); }
 
  private:
@@ -219,6 +242,10 @@ class fork_join<false> {
   fork_join(locus::work_hint, locus::size_hint) {}
   template <class F>
   void run(F& f, locus::work_hint) {
+    f();
+  }
+  template <class F>
+  void run_at(F f, locus::work_hint, locus::place) {
     f();
   }
   void wait() {}
@@ -246,8 +273,18 @@ inline constexpr strassen_sum strassen_c[4] = {{4, {0, 3, 4, 6}, {1, 1, -1, 1}},
                                                {2, {1, 3, 0, 0}, {1, 1, 0, 0}},
                                                {4, {0, 1, 2, 5}, {1, -1, 1, 1}}};
 
+// The quadrant of C whose place product i runs at: one that product updates, two products a
+// quadrant but one, chosen so that C12 and C21 read only products of their own place.
+inline constexpr int strassen_home[7] = {0, 2, 1, 2, 1, 3, 0};
+
 // d = x + sign * y, element-wise over a rows x cols sweep.
 inline void strassen_add(dim rows, dim cols, view d, cview x, cview y, float sign) {
+  namespace loc = locus::locality;
+  const auto row = static_cast<std::size_t>(cols) * sizeof(float);
+  constexpr auto f = static_cast<dim>(sizeof(float));
+  loc::touch_read_rows(x.p, row, static_cast<std::size_t>(rows), x.ld * f);
+  loc::touch_read_rows(y.p, row, static_cast<std::size_t>(rows), y.ld * f);
+  loc::touch_write_rows(d.p, row, static_cast<std::size_t>(rows), d.ld * f);
   for (dim r = 0; r < rows; ++r) {
     float* __restrict dr = d.p + r * d.ld;
     const float* __restrict xr = x.p + r * x.ld;
@@ -259,6 +296,13 @@ inline void strassen_add(dim rows, dim cols, view d, cview x, cview y, float sig
 // c += sum of the `t.count` signed products (contiguous temporaries with stride m_ld).
 inline void strassen_accumulate(dim rows, dim cols, view c, const float* m, dim m_size, dim m_ld,
                                 const strassen_sum& t) {
+  namespace loc = locus::locality;
+  const auto row = static_cast<std::size_t>(cols) * sizeof(float);
+  constexpr auto f = static_cast<dim>(sizeof(float));
+  for (int k = 0; k < t.count; ++k) {
+    loc::touch_read_rows(m + t.m[k] * m_size, row, static_cast<std::size_t>(rows), m_ld * f);
+  }
+  loc::touch_write_rows(c.p, row, static_cast<std::size_t>(rows), c.ld * f);
   const float* m0 = m + t.m[0] * m_size;
   const float* m1 = m + t.m[1] * m_size;
   for (dim r = 0; r < rows; ++r) {
@@ -282,14 +326,21 @@ inline void strassen_accumulate(dim rows, dim cols, view c, const float* m, dim 
 // its own temporaries and writing its own M_i; then the four quadrants of C accumulate their
 // products in parallel. Work hints: a product h^3 each (they are equal), a quadrant update h^2;
 // size hints: the call's inputs, output and products, (3 s^2 + 7 h^2) floats.
+//
+// Places (the top call of a run with several): the update of quadrant q is a queued child hinted
+// to placement::place_of_part(q, 4, places), where the instances bind C's quadrant q, and product
+// i one hinted to the place of strassen_home[i], a quadrant it updates, where its temporaries are
+// then written first and its M_i is read by that update (seed 001 gave strassen no hints; these
+// are the top-level calls that have a place).
 template <class L, bool Par>
-void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf) {
+void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places = 1) {
   if (s <= cutoff) {
     L::classical(s, a, b, c, leaf);
     return;
   }
   const dim h = s / 2, q = h * h;
   const std::size_t bytes = static_cast<std::size_t>(3 * s * s + 7 * q) * sizeof(float);
+  const bool placed = Par && places > 1;
   aligned_buffer<float> m(static_cast<std::size_t>(7 * q));
   {
     fork_join<Par> fj(locus::work_hint{7 * cube(h)}, locus::size_hint{bytes});
@@ -311,23 +362,33 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf) {
         y = L::temp(sb.data(), h);
       }
       float* mi = m.data() + i * q;
+      locus::locality::touch_write(mi, static_cast<std::size_t>(q) * sizeof(float));
       std::fill(mi, mi + q, 0.0f);
       strassen<L, Par>(h, x, y, L::temp(mi, h), cutoff, leaf);
     };
-    auto p0 = [&] { product(0); };
-    auto p1 = [&] { product(1); };
-    auto p2 = [&] { product(2); };
-    auto p3 = [&] { product(3); };
-    auto p4 = [&] { product(4); };
-    auto p5 = [&] { product(5); };
     const locus::work_hint w{cube(h)};
-    fj.run(p0, w);
-    fj.run(p1, w);
-    fj.run(p2, w);
-    fj.run(p3, w);
-    fj.run(p4, w);
-    fj.run(p5, w);
-    product(6);
+    if (placed) {
+      const auto home = [places](int i) {
+        return placement::place_of_part(strassen_home[i], 4, places);
+      };
+      placement::each_part_own_last(7, home, [&](int i) {
+        fj.run_at([&product, i] { product(i); }, w, locus::place{home(i)});
+      });
+    } else {
+      auto p0 = [&] { product(0); };
+      auto p1 = [&] { product(1); };
+      auto p2 = [&] { product(2); };
+      auto p3 = [&] { product(3); };
+      auto p4 = [&] { product(4); };
+      auto p5 = [&] { product(5); };
+      fj.run(p0, w);
+      fj.run(p1, w);
+      fj.run(p2, w);
+      fj.run(p3, w);
+      fj.run(p4, w);
+      fj.run(p5, w);
+      product(6);
+    }
     fj.wait();
   }
   {
@@ -337,14 +398,20 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf) {
       strassen_accumulate(L::rows(h), L::cols(h), L::quad(c, k, h), m.data(), q, m_ld,
                           strassen_c[k]);
     };
-    auto u0 = [&] { update(0); };
-    auto u1 = [&] { update(1); };
-    auto u2 = [&] { update(2); };
     const locus::work_hint w{static_cast<double>(q)};
-    fj.run(u0, w);
-    fj.run(u1, w);
-    fj.run(u2, w);
-    update(3);
+    if (placed) {
+      placement::each_part_own_last(4, places, [&](int k) {
+        fj.run_at([&update, k] { update(k); }, w, placement::hint_of_part(k, 4, places));
+      });
+    } else {
+      auto u0 = [&] { update(0); };
+      auto u1 = [&] { update(1); };
+      auto u2 = [&] { update(2); };
+      fj.run(u0, w);
+      fj.run(u1, w);
+      fj.run(u2, w);
+      update(3);
+    }
     fj.wait();
   }
 }

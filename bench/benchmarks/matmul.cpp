@@ -15,6 +15,11 @@
 // Locality model (locus-bench --locality): every leaf product (serial and locus) declares its
 // blocks of A and B (read) and C (written). One multiplication, so no mapping stability.
 //
+// Places (seed 001's matmul): with several places the top call's four quadrant products of each
+// phase carry place hints, quadrant q at placement::place_of_part(q, 4, places), and A, B and C
+// are bound to the places in four bands of rows, band q where quadrant q's product runs (half of
+// that quadrant's rows: row-major quadrants are not contiguous, the reason for matmul-z).
+//
 // Parameters: n (order; small 512, medium 2048, large 8192), leaf (kernel size, 64), pad (floats
 // per row, 32 = 128 bytes). Inputs: entries uniform in {-1, 0, 1} (splitmix64, seeds 1 and 2),
 // C starts at zero; the result is exact, verified by Freivalds' check, per-block samples and the
@@ -26,6 +31,7 @@
 #include <locus/task_group.hpp>
 
 #include "benchmarks/dense_common.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 #if LOCUS_BENCH_PEERS
@@ -42,36 +48,9 @@ using dense::view;
 
 using dense::cube;
 
-// A leaf product reads s x s blocks of A and B and updates one of C: one strided declaration each.
-void declare_leaf(dim s, cview a, cview b, view c) {
-  namespace loc = locus::locality;
-  const auto row = static_cast<std::size_t>(s) * sizeof(float);
-  const auto rows = static_cast<std::size_t>(s);
-  loc::touch_read_rows(a.p, row, rows, a.ld * static_cast<dim>(sizeof(float)));
-  loc::touch_read_rows(b.p, row, rows, b.ld * static_cast<dim>(sizeof(float)));
-  loc::touch_write_rows(c.p, row, rows, c.ld * static_cast<dim>(sizeof(float)));
-}
-
-// dense::matmul_rowmajor_serial (same products in the same order) with the leaves declared.
-void matmul_serial(dim s, cview a, cview b, view c, dim leaf) {
-  if (s <= leaf) {
-    declare_leaf(s, a, b, c);
-    dense::kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
-    return;
-  }
-  const dim h = s / 2;
-  for (int k = 0; k < 2; ++k) {
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        matmul_serial(h, a.quad(i, k, h), b.quad(k, j, h), c.quad(i, j, h), leaf);
-      }
-    }
-  }
-}
-
 void matmul_locus(dim s, cview a, cview b, view c, dim leaf) {
   if (s <= leaf) {
-    declare_leaf(s, a, b, c);
+    dense::declare_leaf(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     dense::kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     return;
   }
@@ -86,6 +65,27 @@ void matmul_locus(dim s, cview a, cview b, view c, dim leaf) {
     tg.run([=] { matmul_locus(h, a0, b1, c.quad(0, 1, h), leaf); }, child);
     tg.run([=] { matmul_locus(h, a1, b0, c.quad(1, 0, h), leaf); }, child);
     matmul_locus(h, a1, b1, c.quad(1, 1, h), leaf);
+    tg.wait();
+  }
+}
+
+// The top call of a run with several places: in each phase, the product for C's quadrant q is a
+// queued child hinted to place_of_part(q, 4, places) (placement.hpp).
+void matmul_top(dim s, cview a, cview b, view c, dim leaf, int places) {
+  if (places < 2 || s <= leaf) {
+    matmul_locus(s, a, b, c, leaf);
+    return;
+  }
+  const dim h = s / 2;
+  const locus::work_hint child{cube(h)};
+  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
+  for (int k = 0; k < 2; ++k) {
+    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
+    placement::each_part_own_last(4, places, [&](int q) {
+      const int i = q / 2, j = q % 2;
+      tg.run([=] { matmul_locus(h, a.quad(i, k, h), b.quad(k, j, h), c.quad(i, j, h), leaf); },
+             child, placement::hint_of_part(q, 4, places), locus::parent_first);
+    });
     tg.wait();
   }
 }
@@ -152,15 +152,19 @@ class matmul_instance final : public instance {
 
   void reset() override { c_.fill(0); }
 
+  void place(locus::runtime& rt) override {
+    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(rt, m->data(), m->size(), 4);
+  }
+
   void run(const run_context& ctx) override {
     const cview a{a_.data(), ld_}, b{b_.data(), ld_};
     const view c{c_.data(), ld_};
     switch (ctx.which) {
       case impl::serial:
-        matmul_serial(n_, a, b, c, leaf_);
+        dense::matmul_rowmajor_serial(n_, a, b, c, leaf_);
         break;
       case impl::locus:
-        matmul_locus(n_, a, b, c, leaf_);
+        matmul_top(n_, a, b, c, leaf_, ctx.places);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:

@@ -11,6 +11,11 @@
 // and it are not timed: the inputs are converted with locus::to_z when prepared, the result is
 // read back with locus::from_z when verified.
 //
+// Places (seed 001's matmul-z): with several places the top call's four quadrant products of
+// each phase carry place hints, quadrant q at placement::place_of_part(q, 4, places), and A, B
+// and C are bound to the places by quadrant (a contiguous quarter each), quadrant q where its
+// product runs. Locality model (locus-bench --locality): every leaf product declares its blocks.
+//
 // Parameters: n (order; small 512, medium 2048, large 8192), leaf (block order = kernel size, 64;
 // NUMA-WS ran 4k x 4k with 32 x 32 base cases). Inputs as in matmul: entries uniform in
 // {-1, 0, 1} (splitmix64, seeds 1 and 2), C starts at zero, verified exactly (dense_common.hpp).
@@ -21,6 +26,7 @@
 #include <locus/zmatrix.hpp>
 
 #include "benchmarks/dense_common.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 #if LOCUS_BENCH_PEERS
@@ -43,6 +49,7 @@ T* zq(T* m, int i, int j, dim q) {
 
 void matmul_z_locus(dim s, const float* a, const float* b, float* c, dim leaf) {
   if (s <= leaf) {
+    dense::declare_leaf(s, a, s, b, s, c, s);
     dense::kernel(s, a, s, b, s, c, s);
     return;
   }
@@ -57,6 +64,28 @@ void matmul_z_locus(dim s, const float* a, const float* b, float* c, dim leaf) {
     tg.run([=] { matmul_z_locus(h, a0, b1, zq(c, 0, 1, q), leaf); }, child);
     tg.run([=] { matmul_z_locus(h, a1, b0, zq(c, 1, 0, q), leaf); }, child);
     matmul_z_locus(h, a1, b1, zq(c, 1, 1, q), leaf);
+    tg.wait();
+  }
+}
+
+// The top call of a run with several places: in each phase, the product for C's quadrant q (the
+// Z matrix's part q, bound to that place) is a queued child hinted to place_of_part(q, 4,
+// places) (placement.hpp).
+void matmul_z_top(dim s, const float* a, const float* b, float* c, dim leaf, int places) {
+  if (places < 2 || s <= leaf) {
+    matmul_z_locus(s, a, b, c, leaf);
+    return;
+  }
+  const dim h = s / 2, q = h * h;
+  const locus::work_hint child{cube(h)};
+  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
+  for (int k = 0; k < 2; ++k) {
+    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
+    placement::each_part_own_last(4, places, [&](int part) {
+      const int i = part / 2, j = part % 2;
+      tg.run([=] { matmul_z_locus(h, zq(a, i, k, q), zq(b, k, j, q), zq(c, i, j, q), leaf); },
+             child, placement::hint_of_part(part, 4, places), locus::parent_first);
+    });
     tg.wait();
   }
 }
@@ -121,13 +150,17 @@ class matmul_z_instance final : public instance {
 
   void reset() override { c_.fill(0); }
 
+  void place(locus::runtime& rt) override {
+    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(rt, m->data(), m->size(), 4);
+  }
+
   void run(const run_context& ctx) override {
     switch (ctx.which) {
       case impl::serial:
         dense::matmul_z_serial(n_, a_.data(), b_.data(), c_.data(), leaf_);
         break;
       case impl::locus:
-        matmul_z_locus(n_, a_.data(), b_.data(), c_.data(), leaf_);
+        matmul_z_top(n_, a_.data(), b_.data(), c_.data(), leaf_, ctx.places);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:

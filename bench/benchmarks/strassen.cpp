@@ -10,7 +10,10 @@
 // version. NUMA-WS gave strassen no locality hints (its products read quadrants from all over the
 // inputs); here, for the ADWS schedulers, each product carries a work hint (all equal, h^3), each
 // quadrant update h^2, and both task groups a size hint (inputs, output and the seven products:
-// (3 n^2 + 7 (n/2)^2) floats for an order-n call).
+// (3 n^2 + 7 (n/2)^2) floats for an order-n call). With several places the top call's products
+// and quadrant updates carry place hints (dense_common.hpp) and A, B and C are bound to the
+// places in four bands of rows, band k where the update of quadrant k runs (half of that
+// quadrant's rows: row-major quadrants are not contiguous, the reason for strassen-z).
 //
 // Parameters: n (order; small 512, medium 2048, large 8192), cutoff (order at and below which
 // the classical product runs, 64), leaf (kernel order, 64), pad (floats per row, 32). Inputs:
@@ -21,6 +24,7 @@
 #include <string>
 
 #include "benchmarks/dense_common.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench {
@@ -51,13 +55,17 @@ class strassen_instance final : public instance {
 
   void reset() override { c_.fill(0); }
 
+  void place(locus::runtime& rt) override {
+    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(rt, m->data(), m->size(), 4);
+  }
+
   void run(const run_context& ctx) override {
     const cview a{a_.data(), ld_}, b{b_.data(), ld_};
     const view c{c_.data(), ld_};
     if (ctx.which == impl::serial) {
       dense::strassen<dense::rowmajor_storage, false>(n_, a, b, c, cutoff_, leaf_);
     } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::rowmajor_storage, true>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::rowmajor_storage, true>(n_, a, b, c, cutoff_, leaf_, ctx.places);
     }
   }
 

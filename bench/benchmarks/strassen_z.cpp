@@ -5,7 +5,12 @@
 // contiguous floats, and the temporaries are Z matrices themselves. Same recursion, cutoff and
 // hints as strassen: seven parallel products with work hints h^3 and a size hint of
 // (3 n^2 + 7 (n/2)^2) floats, four parallel quadrant updates, and the classical Z-layout product
-// of matmul-z at and below order `cutoff`.
+// of matmul-z at and below order `cutoff`. With several places the top call's products and
+// quadrant updates carry place hints (dense_common.hpp) and A, B and C are bound to the places by
+// quadrant (a quadrant is a contiguous quarter), quadrant k where its update runs.
+//
+// Locality model (locus-bench --locality): the operand sums, the zeroing of each product, the
+// quadrant updates and every leaf product of the classical part declare what they read and write.
 //
 // The layout is locus::z_layout (include/locus/zmatrix.hpp); the conversions to and from
 // row-major (locus::to_z, locus::from_z) are not timed (prepare and verify).
@@ -20,6 +25,7 @@
 #include <locus/zmatrix.hpp>
 
 #include "benchmarks/dense_common.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench {
@@ -48,6 +54,10 @@ class strassen_z_instance final : public instance {
 
   void reset() override { c_.fill(0); }
 
+  void place(locus::runtime& rt) override {
+    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(rt, m->data(), m->size(), 4);
+  }
+
   void run(const run_context& ctx) override {
     // A Z matrix is swept element-wise as one row of n^2 floats.
     const cview a{a_.data(), n_ * n_}, b{b_.data(), n_ * n_};
@@ -55,7 +65,7 @@ class strassen_z_instance final : public instance {
     if (ctx.which == impl::serial) {
       dense::strassen<dense::z_storage, false>(n_, a, b, c, cutoff_, leaf_);
     } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::z_storage, true>(n_, a, b, c, cutoff_, leaf_);
+      dense::strassen<dense::z_storage, true>(n_, a, b, c, cutoff_, leaf_, ctx.places);
     }
   }
 
