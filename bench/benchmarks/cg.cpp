@@ -17,16 +17,32 @@
 // NPB's OpenMP version). The serial elision folds the same ranges in the same reduction tree, so
 // all implementations compute bit-identical results. Timed: the `niter` iterations (NAS's timed
 // part).
+//
+// Places (NUMA-WS ran cg with hints): with several places every loop and reduction hints the top
+// of its halving tree by place (par_policy.hpp's for_range_by_place, reduce_by_place: the same
+// tree, so the results stay bit-identical), and the vectors and the matrix rows are bound to the
+// places of their rows (placement::halving_parts).
+//
+// Locality model (locus-bench --locality): every leaf declares the vector rows it reads and
+// writes and, in the products with A, the matrix rows (rowstr, colidx, a); the gathered reads of
+// p or z at the columns of a row are not declared (one declaration per nonzero would cost more
+// than the product, and NAS's random columns send them to every place under any schedule). The
+// leaves of q = A p carry their first row as identity; every CG step is an iteration.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <locus/locality.hpp>
+#include <locus/runtime.hpp>
+
 #include "benchmarks/par_policy.hpp"
+#include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
 namespace locus_bench {
@@ -219,8 +235,9 @@ using pair_sum = std::pair<double, double>;
 template <class P>
 class solver {
  public:
-  solver(const csr& m, cg_vectors& v, std::int64_t grain)
-      : rowstr_(m.rowstr.data()),
+  solver(const csr& m, cg_vectors& v, std::int64_t grain, int places)
+      : places_(places),
+        rowstr_(m.rowstr.data()),
         colidx_(m.colidx.data()),
         a_(m.a.data()),
         n_(static_cast<std::int64_t>(v.x.size())),
@@ -236,12 +253,19 @@ class solver {
     double zeta = 0;
     for (int it = 1; it <= niter; ++it) {
       rnorm_ = conj_grad();
-      const pair_sum t = sum(pair_sum{0, 0}, [this](std::int64_t j, pair_sum s) {
-        return pair_sum{s.first + x_[j] * z_[j], s.second + z_[j] * z_[j]};
-      });
+      const pair_sum t = sum(
+          pair_sum{0, 0},
+          [this](std::int64_t lo, std::int64_t hi) {
+            reads(lo, hi, {x_, z_});
+          },
+          [this](std::int64_t j, pair_sum s) {
+            return pair_sum{s.first + x_[j] * z_[j], s.second + z_[j] * z_[j]};
+          });
       const double norm = 1.0 / std::sqrt(t.second);
       zeta = shift + 1.0 / t.first;
-      P::for_range(0, n_, g_, [this, norm](std::int64_t lo, std::int64_t hi) {
+      P::for_range_by_place(places_, 0, n_, g_, [this, norm](std::int64_t lo, std::int64_t hi) {
+        reads(lo, hi, {z_});
+        writes(lo, hi, {x_});
         for (std::int64_t j = lo; j < hi; ++j) x_[j] = norm * z_[j];
       });
     }
@@ -251,12 +275,14 @@ class solver {
   double rnorm() const { return rnorm_; }
 
  private:
-  // Folds f(j, acc) over all rows with the policy's reduction (same tree for every policy).
-  template <class T, class F>
-  T sum(T identity, const F& f) const {
-    return P::reduce(
-        0, n_, g_, identity,
-        [&f](std::int64_t lo, std::int64_t hi, const T& init) {
+  // Folds f(j, acc) over all rows with the policy's reduction (same tree for every policy);
+  // declare(lo, hi) tells the locality model what a leaf touches.
+  template <class T, class D, class F>
+  T sum(T identity, const D& declare, const F& f) const {
+    return P::reduce_by_place(
+        places_, 0, n_, g_, identity,
+        [&declare, &f](std::int64_t lo, std::int64_t hi, const T& init) {
+          declare(lo, hi);
           T acc = init;
           for (std::int64_t j = lo; j < hi; ++j) acc = f(j, acc);
           return acc;
@@ -272,40 +298,90 @@ class solver {
     return s;
   }
 
+  // Locality declarations: rows [lo, hi) of vectors, and of the matrix.
+  static void reads(std::int64_t lo, std::int64_t hi, std::initializer_list<const double*> vs) {
+    for (const double* v : vs) {
+      locus::locality::touch_read(v + lo, static_cast<std::size_t>(hi - lo) * sizeof(double));
+    }
+  }
+  static void writes(std::int64_t lo, std::int64_t hi, std::initializer_list<double*> vs) {
+    for (double* v : vs) {
+      locus::locality::touch_write(v + lo, static_cast<std::size_t>(hi - lo) * sizeof(double));
+    }
+  }
+  void matrix_rows(std::int64_t lo, std::int64_t hi) const {
+    namespace loc = locus::locality;
+    const auto nz = static_cast<std::size_t>(rowstr_[hi] - rowstr_[lo]);
+    loc::touch_read(rowstr_ + lo, static_cast<std::size_t>(hi - lo + 1) * sizeof(int));
+    loc::touch_read(colidx_ + rowstr_[lo], nz * sizeof(int));
+    loc::touch_read(a_ + rowstr_[lo], nz * sizeof(double));
+  }
+
   double conj_grad() {
-    double rho = sum(0.0, [this](std::int64_t j, double s) {
-      q_[j] = 0.0;
-      z_[j] = 0.0;
-      r_[j] = x_[j];
-      p_[j] = r_[j];
-      return s + r_[j] * r_[j];
-    });
+    double rho = sum(
+        0.0,
+        [this](std::int64_t lo, std::int64_t hi) {
+          reads(lo, hi, {x_});
+          writes(lo, hi, {q_, z_, r_, p_});
+        },
+        [this](std::int64_t j, double s) {
+          q_[j] = 0.0;
+          z_[j] = 0.0;
+          r_[j] = x_[j];
+          p_[j] = r_[j];
+          return s + r_[j] * r_[j];
+        });
     for (int cgit = 1; cgit <= 25; ++cgit) {
-      const double d = sum(0.0, [this](std::int64_t j, double s) {
-        q_[j] = row_times(j, p_);
-        return s + p_[j] * q_[j];
-      });
+      const double d = sum(
+          0.0,
+          [this](std::int64_t lo, std::int64_t hi) {
+            locus::locality::leaf(static_cast<std::uint64_t>(lo));
+            matrix_rows(lo, hi);
+            reads(lo, hi, {p_});
+            writes(lo, hi, {q_});
+          },
+          [this](std::int64_t j, double s) {
+            q_[j] = row_times(j, p_);
+            return s + p_[j] * q_[j];
+          });
       const double alpha = rho / d;
       const double rho0 = rho;
-      rho = sum(0.0, [this, alpha](std::int64_t j, double s) {
-        z_[j] = z_[j] + alpha * p_[j];
-        r_[j] = r_[j] - alpha * q_[j];
-        return s + r_[j] * r_[j];
-      });
+      rho = sum(
+          0.0,
+          [this](std::int64_t lo, std::int64_t hi) {
+            reads(lo, hi, {z_, p_, r_, q_});
+            writes(lo, hi, {z_, r_});
+          },
+          [this, alpha](std::int64_t j, double s) {
+            z_[j] = z_[j] + alpha * p_[j];
+            r_[j] = r_[j] - alpha * q_[j];
+            return s + r_[j] * r_[j];
+          });
       const double beta = rho / rho0;
-      P::for_range(0, n_, g_, [this, beta](std::int64_t lo, std::int64_t hi) {
+      P::for_range_by_place(places_, 0, n_, g_, [this, beta](std::int64_t lo, std::int64_t hi) {
+        reads(lo, hi, {r_, p_});
+        writes(lo, hi, {p_});
         for (std::int64_t j = lo; j < hi; ++j) p_[j] = r_[j] + beta * p_[j];
       });
+      locus::locality::next_iteration();
     }
     // ||x - A z||
-    const double s = sum(0.0, [this](std::int64_t j, double acc) {
-      r_[j] = row_times(j, z_);
-      const double d = x_[j] - r_[j];
-      return acc + d * d;
-    });
+    const double s = sum(
+        0.0,
+        [this](std::int64_t lo, std::int64_t hi) {
+          matrix_rows(lo, hi);
+          reads(lo, hi, {x_});
+          writes(lo, hi, {r_});
+        },
+        [this](std::int64_t j, double acc) {
+          r_[j] = row_times(j, z_);
+          const double d = x_[j] - r_[j];
+          return acc + d * d;
+        });
     return std::sqrt(s);
   }
 
+  int places_;
   const int* rowstr_;
   const int* colidx_;
   const double* a_;
@@ -327,13 +403,28 @@ class cg_instance final : public instance {
     zeta_ = 0;
   }
 
+  void place(locus::runtime& rt) override {
+    if (rt.num_places() < 2) return;
+    const auto bounds = placement::halving_parts(0, c_.na, grain_, rt.num_places());
+    for (std::vector<double>* v : {&v_.x, &v_.z, &v_.p, &v_.q, &v_.r}) {
+      placement::bind_bounds(rt, v->data(), bounds);
+    }
+    std::vector<std::int64_t> nonzeros(bounds.size());
+    for (std::size_t k = 0; k < bounds.size(); ++k) {
+      nonzeros[k] = m_.rowstr[static_cast<std::size_t>(bounds[k])];
+    }
+    placement::bind_bounds(rt, m_.rowstr.data(), bounds);
+    placement::bind_bounds(rt, m_.colidx.data(), nonzeros);
+    placement::bind_bounds(rt, m_.a.data(), nonzeros);
+  }
+
   void run(const run_context& ctx) override {
     if (ctx.which == impl::locus) {
-      solver<par::locus_tasks> s(m_, v_, grain_);
+      solver<par::locus_tasks> s(m_, v_, grain_, ctx.places);
       zeta_ = s.iterate(c_.niter, c_.shift);
       rnorm_ = s.rnorm();
     } else {
-      solver<par::serial> s(m_, v_, grain_);
+      solver<par::serial> s(m_, v_, grain_, 1);
       zeta_ = s.iterate(c_.niter, c_.shift);
       rnorm_ = s.rnorm();
     }

@@ -12,6 +12,11 @@
 //       the same for a run-time number of children: f(i) for i in [0, k), hinted work(i).
 //   P::for_range(lo, hi, g, body) / P::reduce(lo, hi, g, identity, body, combine)
 //       body(lo, hi) on subranges of at most g iterations (serial policy and locus only).
+//   P::for_range_by_place(places, lo, hi, g, body) / P::reduce_by_place(places, lo, hi, g, ...)
+//       the same with the place hints of NUMA-WS: the subtrees of the same halving tree that
+//       placement::halving_parts gives one place each are queued children hinted to their place,
+//       and the levels above them are combined after the join in the tree's shape, so every
+//       result is that of for_range and reduce; the serial policy ignores the places.
 #pragma once
 
 #include <cstddef>
@@ -19,14 +24,18 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <locus/algorithms.hpp>
 #include <locus/hints.hpp>
+#include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
 
 #if LOCUS_BENCH_PEERS
 #include <oneapi/tbb/task_group.h>
 #endif
+
+#include "benchmarks/placement.hpp"
 
 namespace locus_bench::par {
 
@@ -72,6 +81,16 @@ struct serial {
     T right = reduce(mid, hi, g, identity, body, combine);
     return combine(std::move(left), std::move(right));
   }
+  template <class Body>
+  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                 const Body& body) {
+    for_range(lo, hi, g, body);
+  }
+  template <class T, class Body, class Combine>
+  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                           const T& identity, const Body& body, const Combine& combine) {
+    return reduce(lo, hi, g, identity, body, combine);
+  }
 };
 
 struct locus_tasks {
@@ -116,6 +135,52 @@ struct locus_tasks {
                   const Body& body, const Combine& combine) {
     return locus::parallel_reduce(lo, hi, identity, body, combine,
                                   locus::grain{static_cast<std::size_t>(g)});
+  }
+  template <class Body>
+  static void for_range_by_place(int places, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                 const Body& body) {
+    if (places < 2 || hi <= lo) return for_range(lo, hi, g, body);
+    each_placed_part(places, lo, hi, g,
+                     [&body, g](std::int64_t a, std::int64_t b, int) { for_range(a, b, g, body); });
+  }
+  template <class T, class Body, class Combine>
+  static T reduce_by_place(int places, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                           const T& identity, const Body& body, const Combine& combine) {
+    if (places < 2 || hi <= lo) return reduce(lo, hi, g, identity, body, combine);
+    std::vector<T> parts(static_cast<std::size_t>(places), identity);
+    each_placed_part(places, lo, hi, g, [&](std::int64_t a, std::int64_t b, int k) {
+      parts[static_cast<std::size_t>(k)] = reduce(a, b, g, identity, body, combine);
+    });
+    // The upper levels of the halving tree, combined here in its shape.
+    const auto fold = [&](const auto& self, std::int64_t a, std::int64_t b, int first,
+                          int count) -> T {
+      if (count == 1 || b - a <= g) return parts[static_cast<std::size_t>(first)];
+      const std::int64_t mid = a + (b - a) / 2;
+      T left = self(self, a, mid, first, count / 2);
+      T right = self(self, mid, b, first + count / 2, count - count / 2);
+      return combine(std::move(left), std::move(right));
+    };
+    return fold(fold, lo, hi, 0, places);
+  }
+
+ private:
+  // part(a, b, k) for every non-empty part k of placement::halving_parts, each in a queued child
+  // hinted to place k (the spawner's own part queued last, so that its wait takes that one);
+  // returns when all are done. The children are spawned flat from here: a subtree spanning
+  // several places would be popped by its spawner, wherever that is, and no steal would move it.
+  template <class Part>
+  static void each_placed_part(int places, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                               const Part& part) {
+    const std::vector<std::int64_t> bounds = placement::halving_parts(lo, hi, g, places);
+    locus::task_group tg{locus::work_hint{static_cast<double>(hi - lo)}};
+    placement::each_part_own_last(places, places, [&](int k) {
+      const std::int64_t a = bounds[static_cast<std::size_t>(k)];
+      const std::int64_t b = bounds[static_cast<std::size_t>(k) + 1];
+      if (a >= b) return;
+      tg.run([a, b, k, &part] { part(a, b, k); }, locus::work_hint{static_cast<double>(b - a)},
+             locus::place{k}, locus::parent_first);
+    });
+    tg.wait();
   }
 };
 

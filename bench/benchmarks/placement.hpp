@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <locus/hints.hpp>
 #include <locus/memory.hpp>
@@ -52,6 +53,29 @@ inline std::size_t part_begin(std::size_t n, int k, int parts) {
   return n * static_cast<std::size_t>(k) / static_cast<std::size_t>(parts);
 }
 
+// The parts of [lo, hi) that par_policy's for_range_by_place and reduce_by_place give `places`
+// places: the halving tree of parallel_for and parallel_reduce (leaves of at most g elements),
+// each node's places halved with it (the left half of the range gets the lower half), down to one
+// place per subtree; part k is [bounds[k], bounds[k + 1]). A node of at most g elements that
+// still has several places is not split: it goes to its first place, the others get nothing.
+inline std::vector<std::int64_t> halving_parts(std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                               int places) {
+  std::vector<std::int64_t> bounds(static_cast<std::size_t>(places) + 1, hi);
+  const auto visit = [&](const auto& self, std::int64_t a, std::int64_t b, int first,
+                         int count) -> void {
+    if (count == 1 || b - a <= g) {
+      for (int k = first; k < first + count; ++k) bounds[static_cast<std::size_t>(k)] = b;
+      bounds[static_cast<std::size_t>(first)] = a;
+      return;
+    }
+    const std::int64_t mid = a + (b - a) / 2;
+    self(self, a, mid, first, count / 2);
+    self(self, mid, b, first + count / 2, count - count / 2);
+  };
+  visit(visit, lo, hi, 0, places);
+  return bounds;
+}
+
 // Binds the n elements at p to rt's places in `parts` equal parts, part k on place_of_part. The
 // OS binds whole pages, so a page two parts share goes with the later part. Nothing to do on a
 // runtime with one place.
@@ -64,6 +88,20 @@ void bind_parts(locus::runtime& rt, T* p, std::size_t n, int parts) {
     if (hi > lo) {
       locus::bind_to_place(rt, p + lo, (hi - lo) * sizeof(T),
                            locus::place{place_of_part(k, parts, places)});
+    }
+  }
+}
+
+// Part k of an array, [p + bounds[k], p + bounds[k + 1]), on place k (bounds from halving_parts
+// for rt's places). Nothing to do on a runtime with one place.
+template <class T>
+void bind_bounds(locus::runtime& rt, T* p, const std::vector<std::int64_t>& bounds) {
+  if (rt.num_places() < 2) return;
+  for (std::size_t k = 0; k + 1 < bounds.size(); ++k) {
+    if (bounds[k + 1] > bounds[k]) {
+      locus::bind_to_place(rt, p + bounds[k],
+                           static_cast<std::size_t>(bounds[k + 1] - bounds[k]) * sizeof(T),
+                           locus::place{static_cast<int>(k)});
     }
   }
 }
