@@ -12,6 +12,11 @@
 // than `cutoff` points are searched serially; larger ones are reduced and filtered in blocks of
 // `cutoff` points. The serial elision is the same code without the spawns.
 //
+// Places (NUMA-WS ran hull with hints on the top-level calls): with several places the locus
+// version's top-level reduction and pack cut the points by place (par_policy's *_by_place), and the
+// upper and lower searches are hinted to the places of the halves of the index arrays that hold
+// their points; the points and index arrays are bound to the same places.
+//
 // Points have integer coordinates of magnitude below 2^29, so every orientation test (a 64-bit
 // cross product) is exact: the hull is the set of strictly convex vertices, with no rounding
 // ambiguity. Inputs (splitmix64, par_policy.hpp, seeded with `seed`): `disk` uniform in the disk
@@ -77,6 +82,7 @@ farthest candidate(point a, point b, const point* pts, std::int32_t id) {
 struct problem {
   const point* pts;
   std::int64_t cutoff;
+  int places;  // of the top level's place hints; 1 below it
 };
 
 // Serial search of a small set: in[0, n) are the points strictly left of a->b; tmp has room for n.
@@ -105,14 +111,15 @@ std::int64_t search_small(const problem& pr, point a, point b, std::int32_t* in,
 }
 
 // Parallel two-pass pack of [0, n) into out: first the elements with side(i) == 1, then those with
-// side(i) == 2, each in input order. Returns the two counts. Blocks of pr.cutoff elements.
+// side(i) == 2, each in input order. Returns the two counts. Blocks of pr.cutoff elements, cut by
+// place (par_policy's for_range_by_place) when pr.places > 1.
 template <class P, class Side, class Value>
 std::pair<std::int64_t, std::int64_t> pack2(const problem& pr, std::int64_t n, const Side& side,
                                             const Value& value, std::int32_t* out) {
   const std::int64_t g = pr.cutoff;
   const std::int64_t blocks = (n + g - 1) / g;
   std::vector<std::pair<std::int64_t, std::int64_t>> offs(static_cast<std::size_t>(blocks));
-  P::for_range(0, blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+  P::for_range_by_place(pr.places, 0, blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
     const Side side_of = side;  // a local copy: stores elsewhere cannot change what it reads
     for (std::int64_t blk = b0; blk < b1; ++blk) {
       std::int64_t c1 = 0, c2 = 0;
@@ -132,7 +139,7 @@ std::pair<std::int64_t, std::int64_t> pack2(const problem& pr, std::int64_t n, c
     c1 = o1;
     c2 = o2;
   }
-  P::for_range(0, blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
+  P::for_range_by_place(pr.places, 0, blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
     const Side side_of = side;  // local copies: the stores to out cannot change what they read
     const Value value_of = value;
     for (std::int64_t blk = b0; blk < b1; ++blk) {
@@ -183,9 +190,10 @@ std::int64_t search(const problem& pr, point a, point b, std::int32_t* in, std::
 
 // The whole hull, clockwise from the leftmost point: indices into pts.
 template <class P>
-std::vector<std::int32_t> quickhull(const std::vector<point>& pts, std::int64_t cutoff,
+std::vector<std::int32_t> quickhull(const std::vector<point>& pts, std::int64_t cutoff, int places,
                                     std::vector<std::int32_t>& in, std::vector<std::int32_t>& tmp) {
-  const problem pr{pts.data(), cutoff};
+  const problem top{pts.data(), cutoff, places};
+  const problem pr{pts.data(), cutoff, 1};
   const auto n = static_cast<std::int64_t>(pts.size());
   using ends = std::pair<std::int32_t, std::int32_t>;  // leftmost, rightmost
   const auto extreme = [&](const ends& u, const ends& v) {
@@ -196,8 +204,8 @@ std::vector<std::int32_t> quickhull(const std::vector<point>& pts, std::int64_t 
                     ? v.second
                     : u.second};
   };
-  const ends lr = P::reduce(
-      0, n, cutoff, ends{0, 0},
+  const ends lr = P::reduce_by_place(
+      places, 0, n, cutoff, ends{0, 0},
       [&](std::int64_t lo, std::int64_t hi, const ends& init) {
         ends e = init;
         for (std::int64_t i = lo; i < hi; ++i) {
@@ -211,7 +219,7 @@ std::vector<std::int32_t> quickhull(const std::vector<point>& pts, std::int64_t 
   const point r = pts[static_cast<std::size_t>(lr.second)];
   if (l == r) return {lr.first};
   const auto [nu, nl] = pack2<P>(
-      pr, n,
+      top, n,
       [l, r, pts = pr.pts](std::int64_t i) {
         const point q = pts[i];
         return cross(l, r, q) > 0 ? 1 : cross(r, l, q) > 0 ? 2 : 0;
@@ -221,8 +229,9 @@ std::vector<std::int32_t> quickhull(const std::vector<point>& pts, std::int64_t 
   std::int32_t* const I = in.data();
   std::int32_t* const T = tmp.data();
   const std::size_t bytes = pts.size() * (2 * sizeof(std::int32_t) + sizeof(point));
-  P::invoke(
-      bytes, par::child(static_cast<double>(nu), [&] { mu = search<P>(pr, l, r, I, T, nu); }),
+  P::invoke_by_place(
+      places, bytes,
+      par::child(static_cast<double>(nu), [&] { mu = search<P>(pr, l, r, I, T, nu); }),
       par::child(static_cast<double>(nl), [&] { ml = search<P>(pr, r, l, I + nu, T + nu, nl); }));
   // The upper chain runs from l to r, the lower one from r to l: clockwise l, upper, r, lower.
   std::vector<std::int32_t> hull;
@@ -289,11 +298,25 @@ class hull_instance final : public instance {
 
   void reset() override { hull_.clear(); }
 
+  // The points by the places of the top level's blocks; the packed index arrays in halves, the
+  // upper side's search running on the first half's place and the lower side's on the second's.
+  void place(locus::runtime& rt) override {
+    const int places = rt.num_places();
+    if (places < 2) return;
+    const auto n = static_cast<std::int64_t>(pts_.size());
+    std::vector<std::int64_t> bounds =
+        placement::halving_parts(0, (n + cutoff_ - 1) / cutoff_, 1, places);
+    for (std::int64_t& b : bounds) b = std::min(n, b * cutoff_);
+    placement::bind_bounds(rt, pts_.data(), bounds);
+    placement::bind_parts(rt, in_.data(), in_.size(), 2);
+    placement::bind_parts(rt, tmp_.data(), tmp_.size(), 2);
+  }
+
   void run(const run_context& ctx) override {
     if (ctx.which == impl::locus) {
-      hull_ = quickhull<par::locus_tasks>(pts_, cutoff_, in_, tmp_);
+      hull_ = quickhull<par::locus_tasks>(pts_, cutoff_, ctx.places, in_, tmp_);
     } else {
-      hull_ = quickhull<par::serial>(pts_, cutoff_, in_, tmp_);
+      hull_ = quickhull<par::serial>(pts_, cutoff_, 1, in_, tmp_);
     }
   }
 

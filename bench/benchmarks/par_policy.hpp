@@ -17,6 +17,8 @@
 //       placement::halving_parts gives one place each are queued children hinted to their place,
 //       and the levels above them are combined after the join in the tree's shape, so every
 //       result is that of for_range and reduce; the serial policy ignores the places.
+//   P::invoke_by_place(places, bytes, child...)
+//       invoke with child i of k queued and hinted to placement::place_of_part(i, k, places).
 #pragma once
 
 #include <cstddef>
@@ -86,6 +88,10 @@ struct serial {
                                  const Body& body) {
     for_range(lo, hi, g, body);
   }
+  template <class... F>
+  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
+    invoke(bytes, c...);
+  }
   template <class T, class Body, class Combine>
   static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
                            const T& identity, const Body& body, const Combine& combine) {
@@ -142,6 +148,27 @@ struct locus_tasks {
     if (places < 2 || hi <= lo) return for_range(lo, hi, g, body);
     each_placed_part(places, lo, hi, g,
                      [&body, g](std::int64_t a, std::int64_t b, int) { for_range(a, b, g, body); });
+  }
+  // Child i of k at placement::place_of_part(i, k, places), queued (the spawner's own place's
+  // child last); invoke when there is one place.
+  template <class... F>
+  static void invoke_by_place(int places, std::size_t bytes, child_ref<F>... c) {
+    constexpr int k = sizeof...(F);
+    if (places < 2 || k == 1) return invoke(bytes, c...);
+    struct erased_child {
+      const void* ref;
+      double work;
+      void (*call)(const void*);
+    };
+    const erased_child children[] = {erased_child{
+        &c, c.work, [](const void* ref) { (*static_cast<const child_ref<F>*>(ref))(); }}...};
+    locus::task_group tg{locus::work_hint{(c.work + ...)}, locus::size_hint{bytes}};
+    placement::each_part_own_last(k, places, [&](int i) {
+      const erased_child& child = children[i];
+      tg.run([child] { child.call(child.ref); }, locus::work_hint{child.work},
+             placement::hint_of_part(i, k, places), locus::parent_first);
+    });
+    tg.wait();
   }
   template <class T, class Body, class Combine>
   static T reduce_by_place(int places, std::int64_t lo, std::int64_t hi, std::int64_t g,
