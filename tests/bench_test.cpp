@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_instance.hpp"
 #include "benchmarks/sha1.hpp"
 #include "benchmarks/uts_tree.hpp"
 #include "harness/app.hpp"
@@ -23,7 +24,8 @@
 namespace {
 
 using namespace locus_bench;
-using sets = std::vector<std::pair<std::string, std::string>>;
+using sets = locus_test::bench_sets;
+using locus_test::prepare_small;
 
 // Sanitizer builds run several times slower: there the UTS tests use S3, a 248K-node subtree of
 // T3 (exact counts too), instead of T3 itself (4.1M nodes).
@@ -33,23 +35,10 @@ constexpr const char* uts_tree = "S3";
 constexpr const char* uts_tree = "T3";
 #endif
 
-std::unique_ptr<instance> prepare(const std::string& name, const sets& overrides) {
-  const benchmark* b = registry::get().find(name);
-  if (b == nullptr) throw std::runtime_error("no benchmark " + name);
-  param_values p = b->defaults(size_class::small);
-  for (const auto& [k, v] : overrides) {
-    const param_spec* spec = b->find_param(k);
-    if (spec == nullptr) throw std::runtime_error("no parameter " + k);
-    spec->validate(v, k);
-    p.set(k, v, spec->type, true);
-  }
-  return b->prepare(p);
-}
-
 // Prepares, runs once inside `where`, verifies.
 verdict run_once(region& where, impl which, int workers, const std::string& name,
                  const sets& overrides) {
-  auto inst = prepare(name, overrides);
+  auto inst = prepare_small(name, overrides);
   inst->reset();
   const run_context ctx{which, workers};
   where.execute([&] { inst->run(ctx); });

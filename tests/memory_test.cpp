@@ -22,13 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "locality_fixture.hpp"
 #include "locus/locus.hpp"
 #include "mem/binder.hpp"
 #include "mem/binding_registry.hpp"
 #include "mem/first_touch.hpp"
 #include "mem/pages.hpp"
 #include "mem/range_map.hpp"
-#include "locality_fixture.hpp"
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "topology/topology.hpp"
@@ -182,6 +182,19 @@ TEST_F(MemoryTest, RealMachineBindsExistingMemoryAndKeepsItUsable) {
   EXPECT_EQ(v[12345], 24690);
 }
 
+// unbind hands bound heap memory back to the OS default before it is freed.
+TEST_F(MemoryTest, RealMachineUnbindsBeforeTheHeapTakesMemoryBack) {
+  locus::runtime rt{locus::options{.workers = 1}};
+  std::vector<int> v(100000, 7);
+  locus::bind_to_place(rt, v.data(), v.size() * sizeof(int), place{0});
+  EXPECT_NO_THROW(locus::unbind(v.data(), v.size() * sizeof(int)));
+  if (locus::memory_binding_support(rt) == locus::memory_binding::os) {
+    EXPECT_NE(binding_of(rt, v.data() + 1, sizeof(int)).policy, HWLOC_MEMBIND_BIND);
+  }
+  EXPECT_TRUE(recorded(rt).empty());
+  EXPECT_EQ(v[54321], 7);
+}
+
 // Freeing needs no runtime: memory may outlive the one it was placed for.
 TEST_F(MemoryTest, MemoryOutlivesItsRuntime) {
   const std::size_t bytes = 5 * page();
@@ -287,6 +300,42 @@ TEST_F(MemoryTest, ModelFollowsBindingsAndFreesDuringTheSession) {
   const locality_report r = locus::locality::end();
   EXPECT_EQ(r.line_accesses, 4 * lines);
   EXPECT_EQ(r.remote_line_accesses, 2 * lines);
+}
+
+// A range unbound before its memory is reused is placed by first touch again, in the record and
+// in an open session; only the bound pages' records go, whichever runtime made them.
+TEST_F(MemoryTest, UnbindEndsBindingsInTheRecordAndTheModel) {
+  locus::runtime rt{locus::options{.workers = 2, .topology = two_numa}};
+  locus::runtime other{locus::options{.workers = 2, .topology = two_numa}};
+  const std::size_t bytes = 8 * page();
+  const std::uint64_t lines = bytes / line;
+  alignas(4096) static char data[16 * 4096];
+  char* const second = data + bytes;
+  locus::bind_to_place(rt, data, bytes, place{1});
+  locus::bind_to_place(other, second, bytes, place{1});
+  EXPECT_NO_THROW(locus::unbind(data + bytes / 2, bytes));  // half of each
+  const std::vector<locus::mem::recorded_binding> left = recorded(rt);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].begin, reinterpret_cast<std::uintptr_t>(data));
+  EXPECT_EQ(left[0].end - left[0].begin, bytes / 2);
+  ASSERT_EQ(recorded(other).size(), 1u);
+  EXPECT_EQ(recorded(other)[0].begin, reinterpret_cast<std::uintptr_t>(second + bytes / 2));
+  EXPECT_NO_THROW(locus::unbind(data, 2 * bytes));
+  EXPECT_TRUE(recorded(rt).empty());
+  EXPECT_TRUE(recorded(other).empty());
+  EXPECT_NO_THROW(locus::unbind(data, bytes)) << "no binding: nothing to do";
+
+  locus::locality::begin(rt, {.line_bytes = line});
+  locus::bind_to_place(rt, data, bytes, place{1});
+  read_on(rt, 0, data, bytes);  // remote
+  locus::unbind(data, bytes);
+  read_on(rt, 0, data, bytes);  // first touched again, by worker 0: local
+  const locality_report r = locus::locality::end();
+  EXPECT_EQ(r.line_accesses, 2 * lines);
+  EXPECT_EQ(r.remote_line_accesses, lines);
+
+  EXPECT_THROW(locus::unbind(nullptr, bytes), std::invalid_argument);
+  EXPECT_THROW(locus::unbind(data, 0), std::invalid_argument);
 }
 
 TEST_F(MemoryTest, ModelIgnoresAnotherRuntimesBindings) {
@@ -484,7 +533,8 @@ TEST_F(MemoryTest, RejectsBadPlacesEmptyRangesAndImpossibleSizes) {
 
 int refused_errno = 0;
 int bind_calls = 0;
-int refusing(hwloc_topology*, const void*, std::size_t, const hwloc_bitmap_s*, bool, bool) {
+int refusing(hwloc_topology*, const void*, std::size_t, const hwloc_bitmap_s*,
+             locus::mem::os_policy, bool) {
   ++bind_calls;
   return refused_errno;
 }

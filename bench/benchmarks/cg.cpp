@@ -403,19 +403,19 @@ class cg_instance final : public instance {
     zeta_ = 0;
   }
 
-  void place(locus::runtime& rt) override {
-    if (rt.num_places() < 2) return;
-    const auto bounds = placement::halving_parts(0, c_.na, grain_, rt.num_places());
+  void place(data_placement& where) override {
+    if (where.num_places() < 2) return;
+    const auto bounds = placement::halving_parts(0, c_.na, grain_, where.num_places());
     for (std::vector<double>* v : {&v_.x, &v_.z, &v_.p, &v_.q, &v_.r}) {
-      placement::bind_bounds(rt, v->data(), bounds);
+      placement::bind_bounds(where, v->data(), bounds);
     }
     std::vector<std::int64_t> nonzeros(bounds.size());
     for (std::size_t k = 0; k < bounds.size(); ++k) {
       nonzeros[k] = m_.rowstr[static_cast<std::size_t>(bounds[k])];
     }
-    placement::bind_bounds(rt, m_.rowstr.data(), bounds);
-    placement::bind_bounds(rt, m_.colidx.data(), nonzeros);
-    placement::bind_bounds(rt, m_.a.data(), nonzeros);
+    placement::bind_bounds(where, m_.rowstr.data(), bounds);
+    placement::bind_bounds(where, m_.colidx.data(), nonzeros);
+    placement::bind_bounds(where, m_.a.data(), nonzeros);
   }
 
   void run(const run_context& ctx) override {

@@ -214,9 +214,9 @@ class cilksort_instance final : public instance {
 
   void reset() override { fill(); }
 
-  void place(locus::runtime& rt) override {
-    placement::bind_parts(rt, data_.data(), data_.size(), 4);
-    placement::bind_parts(rt, tmp_.data(), tmp_.size(), 4);
+  void place(data_placement& where) override {
+    placement::bind_parts(where, data_.data(), data_.size(), 4);
+    placement::bind_parts(where, tmp_.data(), tmp_.size(), 4);
   }
 
   void run(const run_context& ctx) override {

@@ -227,16 +227,15 @@ void split_rows_by_place(const row_plan& p, int lo, int hi, int places, const Le
 
 // Binds g's rows to rt's places the way split_rows_by_place cuts [lo, hi) (rows before lo go
 // with part 0, rows from hi on with the last part), so that a part's rows live on its place.
-inline void bind_rows_by_place(locus::runtime& rt, grid& g, int lo, int hi) {
-  const int places = rt.num_places();
+inline void bind_rows_by_place(data_placement& where, grid& g, int lo, int hi) {
+  const int places = where.num_places();
   if (places < 2) return;
   for (int k = 0; k < places; ++k) {
     const int first = k == 0 ? 0 : place_part_begin(lo, hi, k, places);
     const int last = k + 1 == places ? g.rows() : place_part_begin(lo, hi, k + 1, places);
     if (last > first) {
-      locus::bind_to_place(rt, g.row(first),
-                           static_cast<std::size_t>(last - first) * g.stride() * sizeof(double),
-                           locus::place{k});
+      where.bind(g.row(first), static_cast<std::size_t>(last - first) * g.stride() * sizeof(double),
+                 k);
     }
   }
 }

@@ -96,10 +96,10 @@ class heat_instance final : public instance {
     }
   }
 
-  void place(locus::runtime& rt) override {
+  void place(data_placement& where) override {
     const int rows = initial_.rows();
-    bind_rows_by_place(rt, buf_[0], 1, rows - 1);
-    bind_rows_by_place(rt, buf_[1], 1, rows - 1);
+    bind_rows_by_place(where, buf_[0], 1, rows - 1);
+    bind_rows_by_place(where, buf_[1], 1, rows - 1);
   }
 
   verdict verify() const override { return compare_grids(result(), reference_); }

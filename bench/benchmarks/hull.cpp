@@ -300,16 +300,16 @@ class hull_instance final : public instance {
 
   // The points by the places of the top level's blocks; the packed index arrays in halves, the
   // upper side's search running on the first half's place and the lower side's on the second's.
-  void place(locus::runtime& rt) override {
-    const int places = rt.num_places();
+  void place(data_placement& where) override {
+    const int places = where.num_places();
     if (places < 2) return;
     const auto n = static_cast<std::int64_t>(pts_.size());
     std::vector<std::int64_t> bounds =
         placement::halving_parts(0, (n + cutoff_ - 1) / cutoff_, 1, places);
     for (std::int64_t& b : bounds) b = std::min(n, b * cutoff_);
-    placement::bind_bounds(rt, pts_.data(), bounds);
-    placement::bind_parts(rt, in_.data(), in_.size(), 2);
-    placement::bind_parts(rt, tmp_.data(), tmp_.size(), 2);
+    placement::bind_bounds(where, pts_.data(), bounds);
+    placement::bind_parts(where, in_.data(), in_.size(), 2);
+    placement::bind_parts(where, tmp_.data(), tmp_.size(), 2);
   }
 
   void run(const run_context& ctx) override {

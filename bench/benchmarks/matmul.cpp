@@ -152,8 +152,8 @@ class matmul_instance final : public instance {
 
   void reset() override { c_.fill(0); }
 
-  void place(locus::runtime& rt) override {
-    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(rt, m->data(), m->size(), 4);
+  void place(data_placement& where) override {
+    for (auto* m : {&a_, &b_, &c_}) placement::bind_parts(where, m->data(), m->size(), 4);
   }
 
   void run(const run_context& ctx) override {

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include <locus/hints.hpp>
-#include <locus/memory.hpp>
 #include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
+
+#include "harness/data_placement.hpp"
 
 namespace locus_bench::placement {
 
@@ -76,40 +77,30 @@ inline std::vector<std::int64_t> halving_parts(std::int64_t lo, std::int64_t hi,
   return bounds;
 }
 
-// Binds the n elements at p to rt's places in `parts` equal parts, part k on place_of_part. The
-// OS binds whole pages, so a page two parts share goes with the later part. Nothing to do on a
-// runtime with one place.
+// Binds the n elements at p to the run's places in `parts` equal parts, part k on place_of_part.
+// The OS binds whole pages, so a page two parts share goes with the later part. Nothing to do
+// with one place.
 template <class T>
-void bind_parts(locus::runtime& rt, T* p, std::size_t n, int parts) {
-  const int places = rt.num_places();
+void bind_parts(data_placement& where, T* p, std::size_t n, int parts) {
+  const int places = where.num_places();
   if (places < 2 || n == 0) return;
   for (int k = 0; k < parts; ++k) {
     const std::size_t lo = part_begin(n, k, parts), hi = part_begin(n, k + 1, parts);
-    if (hi > lo) {
-      locus::bind_to_place(rt, p + lo, (hi - lo) * sizeof(T),
-                           locus::place{place_of_part(k, parts, places)});
-    }
+    if (hi > lo) where.bind(p + lo, (hi - lo) * sizeof(T), place_of_part(k, parts, places));
   }
 }
 
 // Part k of an array, [p + bounds[k], p + bounds[k + 1]), on place k (bounds from halving_parts
-// for rt's places). Nothing to do on a runtime with one place.
+// for the run's places). Nothing to do with one place.
 template <class T>
-void bind_bounds(locus::runtime& rt, T* p, const std::vector<std::int64_t>& bounds) {
-  if (rt.num_places() < 2) return;
+void bind_bounds(data_placement& where, T* p, const std::vector<std::int64_t>& bounds) {
+  if (where.num_places() < 2) return;
   for (std::size_t k = 0; k + 1 < bounds.size(); ++k) {
     if (bounds[k + 1] > bounds[k]) {
-      locus::bind_to_place(rt, p + bounds[k],
-                           static_cast<std::size_t>(bounds[k + 1] - bounds[k]) * sizeof(T),
-                           locus::place{static_cast<int>(k)});
+      where.bind(p + bounds[k], static_cast<std::size_t>(bounds[k + 1] - bounds[k]) * sizeof(T),
+                 static_cast<int>(k));
     }
   }
-}
-
-// One part per place: part k of the n elements on place k.
-template <class T>
-void bind_by_place(locus::runtime& rt, T* p, std::size_t n) {
-  bind_parts(rt, p, n, rt.num_places());
 }
 
 }  // namespace locus_bench::placement

@@ -31,6 +31,8 @@ class runtime;
 
 namespace locus_bench {
 
+class data_placement;
+
 // Bad command line or parameter value: the message names the flag or key and the accepted values.
 // locus-bench prints it and exits with status 2.
 class usage_error : public std::runtime_error {
@@ -131,9 +133,10 @@ class instance {
   // Untimed, before every run: restore whatever a previous run consumed or overwrote.
   virtual void reset() {}
   // Untimed, after reset() and before every locus run: put the data where the run's place hints
-  // send its tasks (locus/memory.hpp, on rt's places). Bindings are per runtime (the locality
-  // model counts those of its session's runtime), hence once per run, not once per instance.
-  virtual void place(locus::runtime& rt) { (void)rt; }
+  // send its tasks, through `where` (the run's runtime's places). Bindings are per runtime (the
+  // locality model counts those of its session's runtime) and end with the run, hence once per
+  // run, not once per instance.
+  virtual void place(data_placement& where) { (void)where; }
   // Timed: compute the result with ctx.which. Called inside that implementation's parallel
   // region (see the file comment); must leave its result for verify().
   virtual void run(const run_context& ctx) = 0;

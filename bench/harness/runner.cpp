@@ -15,6 +15,7 @@
 #include <locus/runtime.hpp>
 #include <locus/stats.hpp>
 
+#include "harness/data_placement.hpp"
 #include "harness/json.hpp"
 #include "harness/regions.hpp"
 
@@ -150,7 +151,8 @@ void measure_workspan(instance& inst, config_result& r, std::ostream& log) {
     const auto region = make_locus_region(rt);
     for (int run = 0; run < 2; ++run) {
       inst.reset();
-      inst.place(rt);
+      data_placement placed(rt);
+      inst.place(placed);
       rt.reset_stats();
       region->execute([&] { inst.run(ctx); });
     }
@@ -208,8 +210,9 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
       verdict v;
       try {
         inst->reset();
+        std::optional<data_placement> placed;  // ends after verify(), while inst owns the memory
         if (r.rt != nullptr) {
-          inst->place(*r.rt);
+          inst->place(placed.emplace(*r.rt));
           r.rt->reset_stats();
         }
         if (model) {

@@ -28,7 +28,7 @@
 //    the pages go where first touch puts them, memory_binding_support() says unavailable and,
 //    when the runtime has several places, a warning says so once on stderr.
 // A binding stays in effect (and recorded, for the runtime's life) until the range is bound
-// again or freed with place_free.
+// again, unbound (unbind) or freed with place_free.
 //
 // Rejected input: a place outside [0, num_places()) throws std::out_of_range naming the place and
 // the count; zero bytes or a null pointer std::invalid_argument; memory the OS cannot give
@@ -74,6 +74,13 @@ void place_free(void* p, std::size_t bytes) noexcept;
 // std::invalid_argument when the range is not mapped memory.
 void bind_to_place(void* p, std::size_t bytes, place where);
 void bind_to_place(runtime& rt, void* p, std::size_t bytes, place where);
+// Ends the bindings of [p, p + bytes) (the pages it overlaps): they go back to the OS default,
+// first touch, and the locality model forgets them. Call it before freeing bound memory that
+// place_free does not free (a std::vector's, say): heap pages can stay mapped, and be handed out
+// again, with their binding, and the model keeps a binding for its runtime's life. Needs no
+// runtime (each binding is undone by the runtime that made it); pages without a binding are left
+// alone. Throws std::invalid_argument when a bound range is no longer mapped memory.
+void unbind(void* p, std::size_t bytes);
 // Interleaves existing memory over all places, page by page, the same way.
 void bind_interleaved(void* p, std::size_t bytes);
 void bind_interleaved(runtime& rt, void* p, std::size_t bytes);

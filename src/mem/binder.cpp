@@ -26,11 +26,14 @@ std::string describe_range(page_span span) {
 }  // namespace
 
 int hwloc_binding(hwloc_topology* hw, const void* p, std::size_t bytes,
-                  const hwloc_bitmap_s* nodeset, bool interleave, bool migrate) {
+                  const hwloc_bitmap_s* nodeset, os_policy policy, bool migrate) {
   int flags = HWLOC_MEMBIND_BYNODESET;
   if (migrate) flags |= HWLOC_MEMBIND_MIGRATE;
-  const int rc = hwloc_set_area_membind(
-      hw, p, bytes, nodeset, interleave ? HWLOC_MEMBIND_INTERLEAVE : HWLOC_MEMBIND_BIND, flags);
+  const hwloc_membind_policy_t hw_policy = policy == os_policy::bind ? HWLOC_MEMBIND_BIND
+                                           : policy == os_policy::interleave
+                                               ? HWLOC_MEMBIND_INTERLEAVE
+                                               : HWLOC_MEMBIND_DEFAULT;
+  const int rc = hwloc_set_area_membind(hw, p, bytes, nodeset, hw_policy, flags);
   if (rc == 0) return 0;
   return errno != 0 ? errno : EINVAL;
 }
@@ -70,7 +73,7 @@ void place_binder::probe() const {
   const std::size_t bytes = page_size();
   void* p = map_pages(bytes);
   // The range is ours and mapped: any error means the OS does not bind.
-  const int err = os_(topo_.hwloc(), p, bytes, topo_.place_nodeset(0), false, false);
+  const int err = os_(topo_.hwloc(), p, bytes, topo_.place_nodeset(0), os_policy::bind, false);
   unmap_pages(p, bytes);
   if (err != 0) {
     refuse(err);
@@ -97,11 +100,11 @@ void place_binder::refuse(int err) const {
   }
 }
 
-bool place_binder::apply(page_span span, const hwloc_bitmap_s* nodeset, bool interleaved,
-                         bool migrate) {
+bool place_binder::apply(page_span span, const hwloc_bitmap_s* nodeset, os_policy policy,
+                         bool migrate) const {
   if (state_.load(std::memory_order_acquire) == refused) return false;
   const int err = os_(topo_.hwloc(), reinterpret_cast<const void*>(span.begin), span.bytes(),
-                      nodeset, interleaved, migrate);
+                      nodeset, policy, migrate);
   if (err == 0) {
     int expected = untried;
     state_.compare_exchange_strong(expected, binds, std::memory_order_acq_rel);
@@ -124,15 +127,19 @@ void place_binder::record(page_span span, page_home home) {
 }
 
 void place_binder::bind(page_span span, int place, bool migrate) {
-  if (synthetic_ || apply(span, topo_.place_nodeset(place), false, migrate)) {
+  if (synthetic_ || apply(span, topo_.place_nodeset(place), os_policy::bind, migrate)) {
     record(span, page_home::on(place));
   }
 }
 
 void place_binder::interleave(page_span span, bool migrate) {
-  if (synthetic_ || apply(span, all_places_, true, migrate)) {
+  if (synthetic_ || apply(span, all_places_, os_policy::interleave, migrate)) {
     record(span, page_home::interleaved(topo_.num_numa()));
   }
+}
+
+void place_binder::reset(page_span span) const {
+  if (!synthetic_) (void)apply(span, all_places_, os_policy::first_touch, false);
 }
 
 }  // namespace locus::mem

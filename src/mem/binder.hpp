@@ -16,13 +16,16 @@
 
 namespace locus::mem {
 
-// Binds [p, p + bytes) (whole pages) to `nodeset`, or interleaves it over the nodeset; `migrate`
-// moves pages already touched. Returns 0 or the error number.
+// What the OS is asked to do with a range: bind it to a nodeset, interleave it over one, or give
+// it back to its default policy (first touch; the nodeset is then ignored).
+enum class os_policy { bind, interleave, first_touch };
+// Applies `policy` to [p, p + bytes) (whole pages); `migrate` moves pages already touched.
+// Returns 0 or the error number.
 using os_binding = int (*)(hwloc_topology* hw, const void* p, std::size_t bytes,
-                           const hwloc_bitmap_s* nodeset, bool interleave, bool migrate);
+                           const hwloc_bitmap_s* nodeset, os_policy policy, bool migrate);
 // hwloc_set_area_membind.
 int hwloc_binding(hwloc_topology* hw, const void* p, std::size_t bytes,
-                  const hwloc_bitmap_s* nodeset, bool interleave, bool migrate);
+                  const hwloc_bitmap_s* nodeset, os_policy policy, bool migrate);
 
 class place_binder {
  public:
@@ -46,13 +49,17 @@ class place_binder {
   // is not mapped, std::bad_alloc when it has no memory for the binding.
   void bind(page_span span, int place, bool migrate);
   void interleave(page_span span, bool migrate);
+  // Gives the pages back to the OS default policy (nothing to do on a synthetic topology or where
+  // the OS refused); records nothing: the caller releases the range (binding_registry::unbind).
+  // Throws as bind does.
+  void reset(page_span span) const;
 
  private:
   enum state : int { untried, binds, refused };
 
   // os_, false when the OS refused (support() is then unavailable). Throws for the errors
   // that are the caller's.
-  bool apply(page_span span, const hwloc_bitmap_s* nodeset, bool interleaved, bool migrate);
+  bool apply(page_span span, const hwloc_bitmap_s* nodeset, os_policy policy, bool migrate) const;
   void refuse(int err) const;
   void probe() const;
   void record(page_span span, page_home home);

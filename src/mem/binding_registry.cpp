@@ -19,6 +19,10 @@ void binding_registry::record(const void* owner, std::uintptr_t begin, std::uint
 
 void binding_registry::release(std::uintptr_t begin, std::uintptr_t end) {
   std::lock_guard lock(m_);
+  release_locked(begin, end);
+}
+
+void binding_registry::release_locked(std::uintptr_t begin, std::uintptr_t end) {
   ranges_.erase(begin, end);
   if (observer_ != nullptr) observer_->binding_changed(nullptr, begin, end, std::nullopt);
 }

@@ -40,6 +40,17 @@ class binding_registry {
   void record(const void* owner, std::uintptr_t begin, std::uintptr_t end, page_home home);
   // The range was unmapped: whatever bound it is gone.
   void release(std::uintptr_t begin, std::uintptr_t end);
+  // The bindings in [begin, end) end: reset(owner, piece_begin, piece_end) for every recorded
+  // piece of it (under the lock, so every owner named is alive), then the range is released. When
+  // a reset throws, nothing is released.
+  template <class Reset>
+  void unbind(std::uintptr_t begin, std::uintptr_t end, Reset reset) {
+    std::lock_guard lock(m_);
+    ranges_.for_each_overlapping(
+        begin, end,
+        [&](std::uintptr_t b, std::uintptr_t e, const owned& o) { reset(o.owner, b, e); });
+    release_locked(begin, end);
+  }
   // Drops `owner`'s ranges (its runtime is going away).
   void forget(const void* owner);
   // `owner`'s ranges, in address order.
@@ -58,6 +69,7 @@ class binding_registry {
     const void* owner;
   };
   std::vector<recorded_binding> bindings_of_locked(const void* owner) const;
+  void release_locked(std::uintptr_t begin, std::uintptr_t end);
 
   mutable std::mutex m_;
   range_map<owned> ranges_;

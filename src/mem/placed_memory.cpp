@@ -129,6 +129,15 @@ void bind_to_place(runtime& rt, void* p, std::size_t bytes, place where) {
   bind_on(rt.impl(), p, bytes, where);
 }
 
+void unbind(void* p, std::size_t bytes) {
+  check_range("unbind", p, bytes);
+  const mem::page_span span = mem::pages_of(p, bytes);
+  mem::binding_registry::instance().unbind(
+      span.begin, span.end, [](const void* owner, std::uintptr_t begin, std::uintptr_t end) {
+        static_cast<const mem::place_binder*>(owner)->reset(mem::page_span{begin, end});
+      });
+}
+
 void bind_interleaved(void* p, std::size_t bytes) {
   interleave_on(calling_runtime(), p, bytes);
 }

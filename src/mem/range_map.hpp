@@ -64,6 +64,19 @@ class range_map {
     return it != ranges_.end() && it->first < end ? &it->second.value : nullptr;
   }
 
+  // f(piece_begin, piece_end, value) for every range overlapping [begin, end), clipped to it, in
+  // address order.
+  template <class F>
+  void for_each_overlapping(std::uintptr_t begin, std::uintptr_t end, F f) const {
+    if (begin >= end) return;
+    auto it = ranges_.upper_bound(begin);
+    if (it != ranges_.begin() && std::prev(it)->second.end > begin) --it;
+    for (; it != ranges_.end() && it->first < end; ++it) {
+      f(it->first < begin ? begin : it->first, it->second.end < end ? it->second.end : end,
+        it->second.value);
+    }
+  }
+
   bool empty() const noexcept { return ranges_.empty(); }
   std::size_t size() const noexcept { return ranges_.size(); }
   // (begin, entry) pairs in address order.
