@@ -185,6 +185,33 @@ inline void matmul_z_serial(dim s, const float* a, const float* b, float* c, dim
   }
 }
 
+// The two phases of a locus quadrant product of order s (C_ij += A_i0 B_0j for all i, j, then
+// C_ij += A_i1 B_1j), each phase's four products children of one task group; product(i, k, j, h)
+// computes one of order h = s / 2. With one place, three are spawned and the fourth runs inline;
+// with several (the top call of a run), product (i, j) is a queued child hinted to
+// placement::place_of_part(2 i + j, 4, places), the place of C's quadrant.
+template <class Product>
+void quadrant_phases(dim s, int places, const Product& product) {
+  const dim h = s / 2;
+  const locus::work_hint child{cube(h)};
+  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
+  for (int k = 0; k < 2; ++k) {
+    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
+    if (places < 2) {
+      tg.run([&product, k, h] { product(0, k, 0, h); }, child);
+      tg.run([&product, k, h] { product(0, k, 1, h); }, child);
+      tg.run([&product, k, h] { product(1, k, 0, h); }, child);
+      product(1, k, 1, h);
+    } else {
+      placement::each_part_own_last(4, places, [&](int q) {
+        tg.run([&product, q, k, h] { product(q / 2, k, q % 2, h); }, child,
+               placement::hint_of_part(q, 4, places), locus::parent_first);
+      });
+    }
+    tg.wait();
+  }
+}
+
 // Strassen's algorithm on either storage. A storage gives quadrants of a matrix view, wraps a
 // contiguous temporary of order h as a view, says how a matrix of order h is swept element-wise
 // (rows x cols with stride ld) and runs the classical product below the Strassen cutoff.

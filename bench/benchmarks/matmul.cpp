@@ -27,9 +27,6 @@
 #include <cstdint>
 #include <string>
 
-#include <locus/locality.hpp>
-#include <locus/task_group.hpp>
-
 #include "benchmarks/dense_common.hpp"
 #include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
@@ -46,48 +43,17 @@ using dense::cview;
 using dense::dim;
 using dense::view;
 
-using dense::cube;
-
-void matmul_locus(dim s, cview a, cview b, view c, dim leaf) {
+// places > 1 only in the top call of a run: its quadrant products are then hinted to the places
+// of C's quadrants (dense::quadrant_phases); everything below inherits them.
+void matmul_locus(dim s, cview a, cview b, view c, dim leaf, int places = 1) {
   if (s <= leaf) {
     dense::declare_leaf(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     dense::kernel(s, a.p, a.ld, b.p, b.ld, c.p, c.ld);
     return;
   }
-  const dim h = s / 2;
-  const locus::work_hint child{cube(h)};
-  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
-  for (int k = 0; k < 2; ++k) {
-    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
-    const cview a0 = a.quad(0, k, h), a1 = a.quad(1, k, h);
-    const cview b0 = b.quad(k, 0, h), b1 = b.quad(k, 1, h);
-    tg.run([=] { matmul_locus(h, a0, b0, c.quad(0, 0, h), leaf); }, child);
-    tg.run([=] { matmul_locus(h, a0, b1, c.quad(0, 1, h), leaf); }, child);
-    tg.run([=] { matmul_locus(h, a1, b0, c.quad(1, 0, h), leaf); }, child);
-    matmul_locus(h, a1, b1, c.quad(1, 1, h), leaf);
-    tg.wait();
-  }
-}
-
-// The top call of a run with several places: in each phase, the product for C's quadrant q is a
-// queued child hinted to place_of_part(q, 4, places) (placement.hpp).
-void matmul_top(dim s, cview a, cview b, view c, dim leaf, int places) {
-  if (places < 2 || s <= leaf) {
-    matmul_locus(s, a, b, c, leaf);
-    return;
-  }
-  const dim h = s / 2;
-  const locus::work_hint child{cube(h)};
-  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
-  for (int k = 0; k < 2; ++k) {
-    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
-    placement::each_part_own_last(4, places, [&](int q) {
-      const int i = q / 2, j = q % 2;
-      tg.run([=] { matmul_locus(h, a.quad(i, k, h), b.quad(k, j, h), c.quad(i, j, h), leaf); },
-             child, placement::hint_of_part(q, 4, places), locus::parent_first);
-    });
-    tg.wait();
-  }
+  dense::quadrant_phases(s, places, [=](int i, int k, int j, dim h) {
+    matmul_locus(h, a.quad(i, k, h), b.quad(k, j, h), c.quad(i, j, h), leaf);
+  });
 }
 
 #if LOCUS_BENCH_PEERS
@@ -164,7 +130,7 @@ class matmul_instance final : public instance {
         dense::matmul_rowmajor_serial(n_, a, b, c, leaf_);
         break;
       case impl::locus:
-        matmul_top(n_, a, b, c, leaf_, ctx.places);
+        matmul_locus(n_, a, b, c, leaf_, ctx.places);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:

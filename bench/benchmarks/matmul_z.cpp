@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <string>
 
-#include <locus/task_group.hpp>
 #include <locus/zmatrix.hpp>
 
 #include "benchmarks/dense_common.hpp"
@@ -37,7 +36,6 @@ namespace locus_bench {
 
 namespace {
 
-using dense::cube;
 using dense::dim;
 
 // Quadrant (i, j) of an s x s Z matrix whose quadrants hold q = (s/2)^2 floats each (what
@@ -47,47 +45,18 @@ T* zq(T* m, int i, int j, dim q) {
   return m + (2 * i + j) * q;
 }
 
-void matmul_z_locus(dim s, const float* a, const float* b, float* c, dim leaf) {
+// places > 1 only in the top call of a run: the products for C's quadrant q (the Z matrix's
+// part q, bound to that place) are then hinted to its place (dense::quadrant_phases).
+void matmul_z_locus(dim s, const float* a, const float* b, float* c, dim leaf, int places = 1) {
   if (s <= leaf) {
     dense::declare_leaf(s, a, s, b, s, c, s);
     dense::kernel(s, a, s, b, s, c, s);
     return;
   }
-  const dim h = s / 2, q = h * h;
-  const locus::work_hint child{cube(h)};
-  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
-  for (int k = 0; k < 2; ++k) {
-    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
-    const float *a0 = zq(a, 0, k, q), *a1 = zq(a, 1, k, q);
-    const float *b0 = zq(b, k, 0, q), *b1 = zq(b, k, 1, q);
-    tg.run([=] { matmul_z_locus(h, a0, b0, zq(c, 0, 0, q), leaf); }, child);
-    tg.run([=] { matmul_z_locus(h, a0, b1, zq(c, 0, 1, q), leaf); }, child);
-    tg.run([=] { matmul_z_locus(h, a1, b0, zq(c, 1, 0, q), leaf); }, child);
-    matmul_z_locus(h, a1, b1, zq(c, 1, 1, q), leaf);
-    tg.wait();
-  }
-}
-
-// The top call of a run with several places: in each phase, the product for C's quadrant q (the
-// Z matrix's part q, bound to that place) is a queued child hinted to place_of_part(q, 4,
-// places) (placement.hpp).
-void matmul_z_top(dim s, const float* a, const float* b, float* c, dim leaf, int places) {
-  if (places < 2 || s <= leaf) {
-    matmul_z_locus(s, a, b, c, leaf);
-    return;
-  }
-  const dim h = s / 2, q = h * h;
-  const locus::work_hint child{cube(h)};
-  const locus::size_hint phase_bytes{static_cast<std::size_t>(2 * s * s) * sizeof(float)};
-  for (int k = 0; k < 2; ++k) {
-    locus::task_group tg{locus::work_hint{4 * cube(h)}, phase_bytes};
-    placement::each_part_own_last(4, places, [&](int part) {
-      const int i = part / 2, j = part % 2;
-      tg.run([=] { matmul_z_locus(h, zq(a, i, k, q), zq(b, k, j, q), zq(c, i, j, q), leaf); },
-             child, placement::hint_of_part(part, 4, places), locus::parent_first);
-    });
-    tg.wait();
-  }
+  const dim q = (s / 2) * (s / 2);
+  dense::quadrant_phases(s, places, [=](int i, int k, int j, dim h) {
+    matmul_z_locus(h, zq(a, i, k, q), zq(b, k, j, q), zq(c, i, j, q), leaf);
+  });
 }
 
 #if LOCUS_BENCH_PEERS
@@ -160,7 +129,7 @@ class matmul_z_instance final : public instance {
         dense::matmul_z_serial(n_, a_.data(), b_.data(), c_.data(), leaf_);
         break;
       case impl::locus:
-        matmul_z_top(n_, a_.data(), b_.data(), c_.data(), leaf_, ctx.places);
+        matmul_z_locus(n_, a_.data(), b_.data(), c_.data(), leaf_, ctx.places);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
