@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/app.hpp"
+#include "harness/contention.hpp"
 #include "harness/platform.hpp"
 
 namespace {
@@ -20,6 +21,11 @@ constexpr std::size_t omp_stack_bytes = std::size_t{256} << 20;
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
+  // A load process of --contend spins on this thread, the process's only one, so that the
+  // process is what is pinned (sched_getaffinity of its pid says so).
+  if (!args.empty() && args.front() == "load") {
+    return locus_bench::run_load(args, std::cout, std::cerr);
+  }
   // OpenMP workers get the default thread stack; make it as deep as the harness thread's unless
   // the user chose one (a UTS T3L branch is 17844 nested tasks).
   if (std::getenv("OMP_STACKSIZE") == nullptr && std::getenv("GOMP_STACKSIZE") == nullptr) {

@@ -409,7 +409,7 @@ TEST(BenchMain, InvalidLocusVariableExitsTwoBeforeRunningAnything) {
 TEST(BenchOutput, JsonLineFormat) {
   config_result r;
   r.bench = "fib";
-  r.config = {impl::locus, "ws", 2};
+  r.config = {impl::locus, "ws", 2, {}};
   r.params_json = R"({"n":20})";
   r.times_s = {0.5, 0.25, 1.0};
   r.result = "6765";
@@ -420,7 +420,7 @@ TEST(BenchOutput, JsonLineFormat) {
             R"("t1_over_tp":null,"work_inflation":null,"verified":true,)"
             R"("result":"6765","stats":{"scheduler":"ws"}})");
 
-  r.config = {impl::serial, "", 1};
+  r.config = {impl::serial, "", 1, {}};
   r.stats_json = "{}";
   r.verified = false;
   r.error = "fib(20) = \"6765\"";
@@ -435,7 +435,7 @@ TEST(BenchOutput, DerivesWorkEfficiencySpeedupAndInflation) {
                        double busy_per_rep) {
     config_result r;
     r.bench = "fib";
-    r.config = {which, sched, workers};
+    r.config = {which, sched, workers, {}};
     r.times_s = std::move(times);
     r.busy_per_rep_s = busy_per_rep;
     return r;
@@ -506,7 +506,7 @@ TEST(BenchOutput, FailedVerificationExitsOneAndStopsThatConfiguration) {
   p.reps = 3;
   p.warmup = 0;
   p.json = true;
-  p.benches.push_back({&b, {}, {{impl::serial, "", 1}}});
+  p.benches.push_back({&b, {}, {{impl::serial, "", 1, {}}}});
   std::ostringstream out, log;
   EXPECT_EQ(execute(p, out, log), 1);
   EXPECT_NE(out.str().find(R"("times_s":[)"), std::string::npos) << out.str();
@@ -520,11 +520,11 @@ TEST(BenchOutput, FailedVerificationExitsOneAndStopsThatConfiguration) {
 TEST(BenchOutput, TableHasRatioToSerial) {
   config_result s;
   s.bench = "fib";
-  s.config = {impl::serial, "", 1};
+  s.config = {impl::serial, "", 1, {}};
   s.times_s = {2.0};
   s.result = "1";
   config_result l = s;
-  l.config = {impl::locus, "ws", 2};
+  l.config = {impl::locus, "ws", 2, {}};
   l.times_s = {1.0, 1.5, 0.5};
   const std::string t = format_table({s, l});
   EXPECT_NE(t.find("median/serial"), std::string::npos) << t;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "harness/platform.hpp"
+
 namespace locus_bench {
 
 namespace {
@@ -62,8 +64,8 @@ std::string keys_of(const benchmark& b) {
 }
 
 constexpr std::string_view run_flags =
-    "--size, --set, --impl, --sched, --workers, --reps, --warmup, --json, --pmu, --locality, "
-    "--workspan";
+    "--size, --set, --impl, --sched, --workers, --contend, --reps, --warmup, --json, --pmu, "
+    "--locality, --workspan";
 
 }  // namespace
 
@@ -80,14 +82,18 @@ int default_reps(size_class size) noexcept {
 }
 
 std::string configuration::label() const {
+  std::string s;
   switch (which) {
     case impl::serial:
-      return "serial";
+      s = "serial";
+      break;
     case impl::locus:
-      return "locus/" + sched + "/" + std::to_string(workers);
+      s = "locus/" + sched + "/" + std::to_string(workers);
+      break;
     default:
-      return std::string(to_string(which)) + "/" + std::to_string(workers);
+      s = std::string(to_string(which)) + "/" + std::to_string(workers);
   }
+  return load.quiet() ? s : s + "+contend=" + load.text();
 }
 
 cli_options parse_command_line(const std::vector<std::string>& args) {
@@ -156,8 +162,8 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.workspan = true;
       continue;
     }
-    static const std::vector<std::string> valued{"--size",    "--set",  "--impl",  "--sched",
-                                                 "--workers", "--reps", "--warmup"};
+    static const std::vector<std::string> valued{"--size",    "--set",     "--impl", "--sched",
+                                                 "--workers", "--contend", "--reps", "--warmup"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
       throw usage_error("run: unknown option '" + flag + "'; accepted: " + std::string(run_flags));
     }
@@ -207,6 +213,10 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
     } else if (flag == "--workers") {
       for (const auto& w : split(value, ',')) {
         append_unique(o.workers, parse_count("--workers", w, 1, max_workers));
+      }
+    } else if (flag == "--contend") {
+      for (const auto& load : split(value, ',')) {
+        append_unique(o.loads, parse_contention(load, available_cpus()));
       }
     } else if (flag == "--reps") {
       if (seen_reps) throw usage_error("--reps given more than once");
@@ -309,6 +319,8 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
       opts.scheds.empty() ? std::vector<std::string>{*env.sched} : opts.scheds;
   const std::vector<int> workers =
       opts.workers.empty() ? std::vector<int>{default_workers} : opts.workers;
+  const std::vector<contention> loads =
+      opts.loads.empty() ? std::vector<contention>{contention{}} : opts.loads;
   for (auto& bp : plan.benches) {
     std::vector<impl> impls;
     if (opts.impls.empty()) {
@@ -323,15 +335,17 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
         }
       }
     }
-    for (const impl i : impls) {
-      if (i == impl::serial) {
-        bp.configs.push_back({impl::serial, "", 1});
-      } else if (i == impl::locus) {
-        for (const auto& s : scheds) {
-          for (const int w : workers) bp.configs.push_back({impl::locus, s, w});
+    for (const contention& load : loads) {
+      for (const impl i : impls) {
+        if (i == impl::serial) {
+          bp.configs.push_back({impl::serial, "", 1, load});
+        } else if (i == impl::locus) {
+          for (const auto& s : scheds) {
+            for (const int w : workers) bp.configs.push_back({impl::locus, s, w, load});
+          }
+        } else {
+          for (const int w : workers) bp.configs.push_back({i, "", w, load});
         }
-      } else {
-        for (const int w : workers) bp.configs.push_back({i, "", w});
       }
     }
   }
@@ -350,6 +364,9 @@ std::string usage() {
        "  locus-bench run BENCH[,BENCH...]|all [options]\n"
        "  locus-bench idle [--workers N] [--reps R] [--seconds S]\n"
        "      CPU time an idle runtime uses in S seconds after a parallel phase\n"
+       "  locus-bench load CPU [BUSY/IDLE]\n"
+       "      one load process of --contend: pinned to CPU, spinning, or BUSY microseconds\n"
+       "      at a time with IDLE asleep between, until killed or its parent ends\n"
        "  locus-bench help\n"
        "\n"
        "run options (LIST = comma-separated; list options may be repeated):\n"
@@ -360,6 +377,11 @@ std::string usage() {
        "                              ws); locus impl only\n"
        "  --workers LIST              worker counts (default: the CPUs this process may use);\n"
        "                              serial always runs once with 1\n"
+       "  --contend LIST              loads to run every configuration under, besides or\n"
+       "                              instead of none (quiet, the default): N processes\n"
+       "                              pinned to the last N CPUs, always busy, or N:BUSY/IDLE\n"
+       "                              in bursts (microseconds busy, then asleep); started\n"
+       "                              before each run and ended after it, untimed\n"
        "  --reps R                    timed repetitions (default: small 3, medium 7, large 5)\n"
        "  --warmup W                  untimed repetitions before them (default 1)\n"
        "  --json                      one JSON object per configuration on stdout\n"

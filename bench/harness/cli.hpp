@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/benchmark.hpp"
+#include "harness/contention.hpp"
 #include "harness/registry.hpp"
 
 namespace locus_bench {
@@ -22,6 +23,7 @@ struct cli_options {
   std::vector<impl> impls;                                // empty: what each benchmark supports
   std::vector<std::string> scheds;                        // empty: {"ws"}
   std::vector<int> workers;                               // empty: the available CPUs
+  std::vector<contention> loads;                          // empty: quiet only
   std::optional<int> reps;                                // empty: default_reps(size)
   int warmup = 1;
   bool json = false;
@@ -43,8 +45,9 @@ struct configuration {
   impl which = impl::serial;
   std::string sched;
   int workers = 1;
+  contention load;  // what else runs on the machine meanwhile (--contend)
 
-  std::string label() const;  // "locus/ws/4", "serial", "tbb/4"
+  std::string label() const;  // "locus/ws/4", "serial", "tbb/4", "tbb/2+contend=1:1000/1000"
 };
 
 struct bench_plan {
@@ -55,6 +58,8 @@ struct bench_plan {
 
 struct run_plan {
   std::vector<bench_plan> benches;
+  // The locus-bench binary whose `load` command --contend starts (tests name the built one).
+  std::string load_executable = "/proc/self/exe";
   size_class size = size_class::medium;
   int reps = 7;
   int warmup = 1;

@@ -15,6 +15,7 @@
 #include <locus/runtime.hpp>
 #include <locus/stats.hpp>
 
+#include "harness/contention.hpp"
 #include "harness/data_placement.hpp"
 #include "harness/json.hpp"
 #include "harness/regions.hpp"
@@ -222,6 +223,10 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
           locus::locality::begin(*r.model_rt, so);
         }
         {
+          // The load runs from before the timed interval to after it; starting it returns once
+          // every load process runs on its CPU.
+          std::optional<contender> load;
+          if (!r.config.load.quiet()) load.emplace(r.config.load, plan.load_executable);
           // The PMU counts this repetition only; its ioctls stay outside the timed interval.
           const pmu_window counting(r.rt);
           const auto t0 = clock::now();
@@ -317,16 +322,16 @@ double median(std::vector<double> values) {
 
 void derive_ratios(std::vector<config_result>& results) {
   const auto usable = [](const config_result& r) { return r.verified && !r.times_s.empty(); };
-  const config_result* serial = nullptr;
-  for (const auto& r : results) {
-    if (r.config.which == impl::serial && usable(r)) serial = &r;
-  }
   for (auto& r : results) {
     if (!usable(r) || r.config.which == impl::serial) continue;
+    // Ratios compare configurations that ran under the same load.
+    const config_result* serial = nullptr;
     const config_result* one = nullptr;
     for (const auto& o : results) {
+      if (!usable(o) || o.config.load != r.config.load) continue;
+      if (o.config.which == impl::serial) serial = &o;
       if (o.config.which == r.config.which && o.config.sched == r.config.sched &&
-          o.config.workers == 1 && usable(o)) {
+          o.config.workers == 1) {
         one = &o;
       }
     }
@@ -360,6 +365,7 @@ std::string format_json_line(const config_result& r) {
     o.null("sched");
   }
   o.num("workers", static_cast<std::int64_t>(r.config.workers));
+  if (!r.config.load.quiet()) o.str("contend", r.config.load.text());
   o.raw("params", r.params_json);
   o.raw("times_s", json::array(r.times_s));
   if (r.times_s.empty()) {
@@ -389,14 +395,18 @@ std::string format_json_line(const config_result& r) {
 }
 
 std::string format_table(const std::vector<config_result>& results) {
+  // The load column only when some configuration ran under one.
+  const bool loads = std::any_of(results.begin(), results.end(),
+                                 [](const config_result& r) { return !r.config.load.quiet(); });
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"bench", "impl", "sched", "workers", "reps", "median", "min", "median/serial",
                   "T1/TS", "T1/TP", "W_P/T1", "result"});
+  if (loads) rows[0].insert(rows[0].begin() + 4, "contend");
   for (const auto& r : results) {
     std::optional<double> serial;
     for (const auto& s : results) {
-      if (s.bench == r.bench && s.config.which == impl::serial && s.verified &&
-          !s.times_s.empty()) {
+      if (s.bench == r.bench && s.config.which == impl::serial && s.config.load == r.config.load &&
+          s.verified && !s.times_s.empty()) {
         serial = s.median_s();
       }
     }
@@ -410,6 +420,7 @@ std::string format_table(const std::vector<config_result>& results) {
                     r.t1_over_tp ? fixed(*r.t1_over_tp, 3) : "-",
                     r.work_inflation ? fixed(*r.work_inflation, 3) : "-",
                     r.verified ? r.result : "FAILED: " + r.error});
+    if (loads) rows.back().insert(rows.back().begin() + 4, r.config.load.text());
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -419,7 +430,7 @@ std::string format_table(const std::vector<config_result>& results) {
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i < 3 || i + 1 == row.size();
+      const bool left = i < 3 || (loads && i == 4) || i + 1 == row.size();
       const std::string pad(width[i] - row[i].size(), ' ');
       if (i != 0) line += "  ";
       line += left ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i];

@@ -44,16 +44,17 @@ double median(std::vector<double> values);
 
 // Fills the derived ratios of every result of one benchmark invocation (same parameters): T1/TS
 // against the serial configuration, T1/TP against the same implementation and scheduler on one
-// worker, and for locus the work inflation W_P/T1.
+// worker, and for locus the work inflation W_P/T1; each against configurations of the same load.
 void derive_ratios(std::vector<config_result>& results);
 
 // {"bench":..,"impl":..,"sched":..,"workers":..,"params":{..},"times_s":[..],"median_s":..,
 //  "min_s":..,"verified":..,"result":..,"stats":{..}} on one line (no newline). sched is null
-// for implementations other than locus; "error" is added when verification failed, "locality"
-// when the result has one.
+// for implementations other than locus; "contend" (the load, as --contend takes it) is added when
+// the configuration ran under one, "error" when verification failed, "locality" when the result
+// has one.
 std::string format_json_line(const config_result& r);
-// The human-readable table: bench, impl, sched, workers, median, min, median / serial median of
-// the same benchmark, result.
+// The human-readable table: bench, impl, sched, workers, (contend, when any configuration ran
+// under a load), median, min, median / serial median of the same benchmark and load, result.
 std::string format_table(const std::vector<config_result>& results);
 
 // Adds the counters and times of `rep` to `into`, worker by worker.

@@ -24,6 +24,9 @@ FIXTURES = [os.path.join(HERE, "results_a.jsonl"), os.path.join(HERE, "results_b
 # locus-bench --locality output: serial and locus/ws/16 with three modeled levels summed over 3
 # reps (misses 3000/2400/1200 and 3000/2700/900), tbb with "locality": null.
 LOCALITY = os.path.join(HERE, "results_locality.jsonl")
+# locus-bench --contend none,1 (and one locus run under 1:1000/1000): fib n=20 serial 10 ms quiet,
+# 11 ms loaded; locus/ws/2 6 ms and 22 ms; tbb/2 5 ms and 8.8 ms.
+CONTEND = os.path.join(HERE, "results_contend.jsonl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
 SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
@@ -241,6 +244,30 @@ def test_malformed_locality_exit_2():
     assert path + ":1: locality has no 'levels' array" in proc.stderr, proc.stderr
 
 
+def test_contention():
+    """Each configuration quiet and under each load side by side; ratios within one load."""
+    out = scratch_dir()
+    proc = run_tool([CONTEND, "--out", out, "--no-plots"])
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert "## Quiet and contended" in text
+    assert_lines(text, [
+        "### fib (n=20)",
+        "| configuration | workers | quiet | T/TS | contend 1 | × quiet | T/TS "
+        "| contend 1:1000/1000 | × quiet | T/TS |",
+        "| serial | 1 | 10.0 ms | 1.00 | 11.0 ms | 1.10 | 1.00 | — | — | — |",
+        "| locus/ws | 2 | 6.00 ms | 0.60 | 22.0 ms | 3.67 | 2.00 | 12.0 ms | 2.00 | — |",
+        "| tbb | 2 | 5.00 ms | 0.50 | 8.80 ms | 1.76 | 0.80 | — | — | — |",
+        # The per-benchmark tables keep each load apart.
+        "### fib (n=20) [contend 1]",
+        "| locus | ws | 2 | 22.0 ms | 21.0 ms | 3 | yes | 2.00 | — | — | — |",
+    ])
+    # No load: no section.
+    _, _, plain = markdown_only()
+    assert "## Quiet and contended" not in plain
+
+
 def test_time_units():
     """Three significant digits in the unit that keeps the value at least 1."""
     cases = {12.3456: "12.3 s", 1.0: "1.00 s", 0.25: "250 ms", 3.4e-5: "34.0 µs",
@@ -253,7 +280,7 @@ TESTS = [test_benchmark_tables, test_unverified_listed_first, test_summary_table
          test_breakdown_and_spawn_overhead, test_printed_paths, test_plots,
          test_missing_matplotlib_names_package, test_malformed_lines_exit_2,
          test_repeated_configuration_keeps_later, test_locality_model,
-         test_malformed_locality_exit_2, test_time_units]
+         test_malformed_locality_exit_2, test_contention, test_time_units]
 
 
 def main():

@@ -28,6 +28,9 @@ class Result:
     # locus-bench --locality: locality_report::to_json() summed over the timed reps, or None
     # (no --locality, or an implementation the model does not cover).
     locality: dict | None = None
+    # locus-bench --contend: the load the configuration ran under ("1", "1:1000/1000"), or
+    # "none" (the line has no "contend").
+    contend: str = "none"
 
     @property
     def reps(self):
@@ -45,7 +48,8 @@ class Result:
 
     def key(self):
         """Identity of a configuration: two lines with the same key describe the same thing."""
-        return (self.bench, params_key(self.params), self.impl, self.sched, self.workers)
+        return (self.bench, params_key(self.params), self.impl, self.sched, self.workers,
+                self.contend)
 
 
 def params_key(params):
@@ -158,12 +162,15 @@ def parse_line(text, where):
     problem = _check_locality(obj.get("locality"))
     if problem:
         raise InputError(f"{where}: {problem}")
+    contend = obj.get("contend", "none")
+    if not isinstance(contend, str) or contend == "":
+        raise InputError(f"{where}: field 'contend' must be a non-empty string, got {contend!r}")
     error = obj.get("error")
     return Result(bench=obj["bench"], params=obj["params"], impl=obj["impl"], sched=obj["sched"],
                   workers=obj["workers"], times_s=obj["times_s"], median_s=obj["median_s"],
                   min_s=obj["min_s"], verified=obj["verified"],
                   error=error if isinstance(error, str) else None, stats=obj["stats"],
-                  where=where, locality=obj.get("locality"))
+                  where=where, locality=obj.get("locality"), contend=contend)
 
 
 def read_file(path):

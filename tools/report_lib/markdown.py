@@ -208,6 +208,38 @@ def locality_section(groups):
         table(header, rows, 2)])
 
 
+def contention_section(groups):
+    """Every configuration quiet and under each load (locus-bench --contend), side by side."""
+    pairs = m.contention_pairs(groups)
+    if not pairs:
+        return ""
+    parts = ["## Quiet and contended",
+             "Medians of the same configurations in one invocation, quiet and under each "
+             "--contend load (N processes pinned to the last N CPUs, always busy or BUSY/IDLE "
+             "microseconds in bursts). × quiet: the loaded median over the quiet one; "
+             "T/TS: over the serial median under the same load."]
+    for quiet, loaded in pairs:
+        header = ["configuration", "workers", "quiet", "T/TS"]
+        for g in loaded:
+            header += [f"contend {g.contend}", "× quiet", "T/TS"]
+        rows = []
+        for r in quiet.rows:
+            row = [m.label(r), r.workers, fmt_time(_usable_median(r)),
+                   fmt_ratio(m.t_over_ts(quiet, r))]
+            for g in loaded:
+                twin = next((x for x in g.rows if m.m_key(x) == m.m_key(r)), None)
+                row += [fmt_time(_usable_median(twin)),
+                        fmt_ratio(m.loaded_over_quiet(quiet, twin) if twin else None),
+                        fmt_ratio(m.t_over_ts(g, twin) if twin else None)]
+            rows.append(row)
+        parts.append(f"### {quiet.title}\n\n" + table(header, rows, 1))
+    return "\n\n".join(parts)
+
+
+def _usable_median(r):
+    return r.median_s if r is not None and r.usable else None
+
+
 def plots_section(plot_files):
     if not plot_files:
         return ""
@@ -218,6 +250,7 @@ def plots_section(plot_files):
 def render(title, paths, results, groups, plot_files):
     """The whole report; plot_files is a list of (caption, path) for the images beside it."""
     sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
-                summary_section(groups), benchmarks_section(groups), breakdown_section(groups),
+                summary_section(groups), contention_section(groups), benchmarks_section(groups),
+                breakdown_section(groups),
                 spawn_section(groups), locality_section(groups), plots_section(plot_files)]
     return "\n\n".join(s for s in sections if s) + "\n"

@@ -38,12 +38,14 @@ class Group:
 
     bench: str
     params: dict
+    contend: str = "none"  # the load of every row (locus-bench --contend)
     rows: list = field(default_factory=list)
 
     @property
     def title(self):
         shown = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{self.bench} ({shown})" if shown else self.bench
+        title = f"{self.bench} ({shown})" if shown else self.bench
+        return title if self.contend == "none" else f"{title} [contend {self.contend}]"
 
     def serial(self):
         """The usable serial-elision configuration (the TS reference), or None."""
@@ -62,11 +64,12 @@ class Group:
 
 
 def group(results):
-    """Groups in order of first appearance, rows sorted by impl, sched, workers."""
+    """Groups in order of first appearance, rows sorted by impl, sched, workers. A load makes its
+    own group: its ratios compare configurations that ran under the same load."""
     groups = {}
     for r in results:
-        key = (r.bench, params_key(r.params))
-        groups.setdefault(key, Group(r.bench, r.params)).rows.append(r)
+        key = (r.bench, params_key(r.params), r.contend)
+        groups.setdefault(key, Group(r.bench, r.params, r.contend)).rows.append(r)
     for g in groups.values():
         g.rows.sort(key=row_order)
     return list(groups.values())
@@ -95,6 +98,30 @@ def speedup_vs_serial(g, r):
 def self_speedup(g, r):
     """T1/TP: speed-up over the same impl and scheduler on 1 worker."""
     return _ratio(_median(g.one_worker(r.impl, r.sched)), _median(r))
+
+
+def contention_pairs(groups):
+    """(quiet group, [loaded groups]) for every benchmark and parameters run both ways."""
+    quiet = {}
+    loaded = {}
+    for g in groups:
+        key = (g.bench, params_key(g.params))
+        if g.contend == "none":
+            quiet[key] = g
+        else:
+            loaded.setdefault(key, []).append(g)
+    return [(quiet[k], loaded[k]) for k in quiet if k in loaded]
+
+
+def loaded_over_quiet(quiet, r):
+    """A loaded configuration's median over the same configuration's quiet median."""
+    twin = next((q for q in quiet.rows if m_key(q) == m_key(r)), None)
+    return _ratio(_median(r), _median(twin))
+
+
+def m_key(r):
+    """A configuration apart from its load."""
+    return (r.impl, r.sched, r.workers)
 
 
 def work_efficiency(g, r):
