@@ -1,18 +1,22 @@
 // locus-bench: benchmark correctness on locus (1 and 2 workers, 16 on a synthetic topology) and
-// on the peers, the SHA-1 behind UTS, the command-line parser and planner, and the JSON output.
+// on the peers, the peers' par_policy loops and reductions, the SHA-1 behind UTS, the command-line
+// parser and planner, and the JSON output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <locus/locus.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "bench_instance.hpp"
+#include "benchmarks/par_policy.hpp"
 #include "benchmarks/sha1.hpp"
 #include "benchmarks/uts_tree.hpp"
 #include "harness/app.hpp"
@@ -119,6 +123,63 @@ TEST(BenchPeers, TbbAndOmpTwoWorkers) {
       EXPECT_EQ(v.result, c.expected);
     }
   }
+}
+
+// Runs test(P{}) for the oneTBB and the OpenMP policy, each inside its harness region. The trace
+// is set inside: omp single may run the test on a thread other than this one.
+template <class Test>
+void on_each_peer_policy(const Test& test) {
+  make_tbb_region(2)->execute([&] {
+    SCOPED_TRACE("tbb");
+    test(par::tbb_tasks{});
+  });
+  make_omp_region(2)->execute([&] {
+    SCOPED_TRACE("omp");
+    test(par::omp_tasks{});
+  });
+}
+
+// A floating-point sum is not associative: equal results mean the halving tree of the serial
+// policy's reduce (cg verifies its peers against NAS with that tree).
+TEST(BenchPeers, PolicyReduceIsBitIdenticalToTheSerialFold) {
+  const auto body = [](std::int64_t lo, std::int64_t hi, double acc) {
+    for (std::int64_t i = lo; i < hi; ++i) acc += 1.0 / static_cast<double>(i + 1) * (i % 3 - 1);
+    return acc;
+  };
+  const auto plus = [](double a, double b) { return a + b; };
+  on_each_peer_policy([&]<class P>(P) {
+    for (const auto& [n, g] : {std::pair<std::int64_t, std::int64_t>{100003, 1000},
+                               {100003, 1},
+                               {1000, 1000},
+                               {999, 1000},
+                               {0, 7}}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " g=" + std::to_string(g));
+      EXPECT_EQ(P::reduce(0, n, g, 0.0, body, plus), par::serial::reduce(0, n, g, 0.0, body, plus));
+    }
+  });
+}
+
+TEST(BenchPeers, PolicyForRangeRunsEveryIndexOnceInRangesOfAtMostG) {
+  on_each_peer_policy([]<class P>(P) {
+    for (const auto& [lo, hi, g] :
+         {std::tuple<std::int64_t, std::int64_t, std::int64_t>{0, 100003, 1000},
+          {5, 17, 1},
+          {3, 3, 4},
+          {0, 7, 100}}) {
+      SCOPED_TRACE("[" + std::to_string(lo) + ", " + std::to_string(hi) +
+                   ") g=" + std::to_string(g));
+      std::vector<std::atomic<int>> runs(static_cast<std::size_t>(hi));
+      std::atomic<bool> bad_range{false};
+      P::for_range(lo, hi, g, [&](std::int64_t a, std::int64_t b) {
+        if (b - a > g || a >= b) bad_range = true;
+        for (std::int64_t i = a; i < b; ++i) runs[static_cast<std::size_t>(i)].fetch_add(1);
+      });
+      EXPECT_FALSE(bad_range.load());
+      for (std::int64_t i = 0; i < hi; ++i) {
+        ASSERT_EQ(runs[static_cast<std::size_t>(i)].load(), i < lo ? 0 : 1) << i;
+      }
+    }
+  });
 }
 #endif
 

@@ -18,6 +18,11 @@
 // all implementations compute bit-identical results. Timed: the `niter` iterations (NAS's timed
 // part).
 //
+// Peers (par_policy.hpp): oneTBB runs the loops as tbb::parallel_for over blocked_range(0, na,
+// grain) with simple_partitioner and the reductions as tbb::parallel_deterministic_reduce, whose
+// tree is the same halving tree; OpenMP runs the loops as an omp taskloop of `grain`-row blocks
+// and the reductions as omp tasks in the halving tree. Both are bit-identical to serial.
+//
 // Places (NUMA-WS ran cg with hints): with several places every loop and reduction hints the top
 // of its halving tree by place (par_policy.hpp's for_range_by_place, reduce_by_place: the same
 // tree, so the results stay bit-identical), and the vectors and the matrix rows are bound to the
@@ -419,14 +424,23 @@ class cg_instance final : public instance {
   }
 
   void run(const run_context& ctx) override {
-    if (ctx.which == impl::locus) {
-      solver<par::locus_tasks> s(m_, v_, grain_, ctx.places);
-      zeta_ = s.iterate(c_.niter, c_.shift);
-      rnorm_ = s.rnorm();
-    } else {
-      solver<par::serial> s(m_, v_, grain_, 1);
-      zeta_ = s.iterate(c_.niter, c_.shift);
-      rnorm_ = s.rnorm();
+    switch (ctx.which) {
+      case impl::serial:
+        solve<par::serial>(1);
+        break;
+      case impl::locus:
+        solve<par::locus_tasks>(ctx.places);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        solve<par::tbb_tasks>(1);
+        break;
+      case impl::omp:
+        solve<par::omp_tasks>(1);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -446,6 +460,13 @@ class cg_instance final : public instance {
   }
 
  private:
+  template <class P>
+  void solve(int places) {
+    solver<P> s(m_, v_, grain_, places);
+    zeta_ = s.iterate(c_.niter, c_.shift);
+    rnorm_ = s.rnorm();
+  }
+
   nas_class c_;
   std::int64_t grain_;
   csr m_;
@@ -472,7 +493,7 @@ benchmark make_cg_benchmark() {
       param_spec::integer("grain", "rows per leaf of every parallel loop and reduction",
                           {"256", "256", "256"}, 1, std::numeric_limits<std::int32_t>::max()),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     const std::string name = p.text("class");
     for (const nas_class& c : classes) {

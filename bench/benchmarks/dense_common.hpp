@@ -30,6 +30,10 @@
 #include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
 
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
+
 namespace locus_bench::dense {
 
 // An uninitialised array of T aligned to 64 bytes (std::aligned_alloc, released with std::free).
@@ -239,13 +243,14 @@ struct z_storage {
   }
 };
 
-// Children through a locus::task_group (Par), or called in place in the same order: the serial
-// elision of the same code.
-template <bool Par>
+// The fork-join of an implementation: children through a locus::task_group, a tbb::task_group
+// or omp tasks (children of the calling task, so wait's taskwait joins them), or called in place
+// in the same order (the serial elision of the same code). The hints are locus's.
+template <impl I>
 class fork_join;
 
 template <>
-class fork_join<true> {
+class fork_join<impl::locus> {
  public:
   fork_join(locus::work_hint w, locus::size_hint s) : tg_(w, s) {}
   template <class F>
@@ -264,19 +269,49 @@ class fork_join<true> {
 };
 
 template <>
-class fork_join<false> {
+class fork_join<impl::serial> {
  public:
   fork_join(locus::work_hint, locus::size_hint) {}
   template <class F>
   void run(F& f, locus::work_hint) {
     f();
   }
-  template <class F>
-  void run_at(F f, locus::work_hint, locus::place) {
-    f();
-  }
   void wait() {}
 };
+
+#if LOCUS_BENCH_PEERS
+
+template <>
+class fork_join<impl::tbb> {
+ public:
+  fork_join(locus::work_hint, locus::size_hint) {}
+  template <class F>
+  void run(F& f, locus::work_hint) {
+    tg_.run(f);
+  }
+  void wait() { tg_.wait(); }
+
+ private:
+  tbb::task_group tg_;
+};
+
+template <>
+class fork_join<impl::omp> {
+ public:
+  fork_join(locus::work_hint, locus::size_hint) {}
+  // f is the caller's, alive until wait().
+  template <class F>
+  void run(F& f, locus::work_hint) {
+    F* fp = &f;
+#pragma omp task default(none) firstprivate(fp)
+    (*fp)();
+  }
+  void wait() {
+#pragma omp taskwait
+  }
+};
+
+#endif
 
 // The seven products M_i = (A_x + sa A_y)(B_x + sb B_y) of Strassen (1969), quadrants numbered
 // 0 = 11, 1 = 12, 2 = 21, 3 = 22; y < 0: the single quadrant x.
@@ -349,17 +384,18 @@ inline void strassen_accumulate(dim rows, dim cols, view c, const float* m, dim 
 }
 
 // C += A * B by Strassen's algorithm down to order `cutoff`, then the classical product with
-// leaf x leaf kernels. The seven products run in parallel (Par), each forming its operand sums in
-// its own temporaries and writing its own M_i; then the four quadrants of C accumulate their
-// products in parallel. Work hints: a product h^3 each (they are equal), a quadrant update h^2;
-// size hints: the call's inputs, output and products, (3 s^2 + 7 h^2) floats.
+// leaf x leaf kernels. The seven products run in parallel (fork_join<I>: the same children for
+// every implementation), each forming its operand sums in its own temporaries and writing its
+// own M_i; then the four quadrants of C accumulate their products in parallel. Work hints: a
+// product h^3 each (they are equal), a quadrant update h^2; size hints: the call's inputs,
+// output and products, (3 s^2 + 7 h^2) floats.
 //
 // Places (the top call of a run with several): the update of quadrant q is a queued child hinted
 // to placement::place_of_part(q, 4, places), where the instances bind C's quadrant q, and product
 // i one hinted to the place of strassen_home[i], a quadrant it updates, where its temporaries are
 // then written first and its M_i is read by that update (seed 001 gave strassen no hints; these
 // are the top-level calls that have a place).
-template <class L, bool Par>
+template <class L, impl I>
 void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places = 1) {
   if (s <= cutoff) {
     L::classical(s, a, b, c, leaf);
@@ -367,10 +403,11 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places 
   }
   const dim h = s / 2, q = h * h;
   const std::size_t bytes = static_cast<std::size_t>(3 * s * s + 7 * q) * sizeof(float);
-  const bool placed = Par && places > 1;
+  // Place hints are locus's: the other fork_joins have no run_at, hence the if constexpr below.
+  const bool placed = I == impl::locus && places > 1;
   aligned_buffer<float> m(static_cast<std::size_t>(7 * q));
   {
-    fork_join<Par> fj(locus::work_hint{7 * cube(h)}, locus::size_hint{bytes});
+    fork_join<I> fj(locus::work_hint{7 * cube(h)}, locus::size_hint{bytes});
     auto product = [&, h, q](int i) {
       aligned_buffer<float> sa, sb;
       const strassen_operand& oa = strassen_a[i];
@@ -391,16 +428,18 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places 
       float* mi = m.data() + i * q;
       locus::locality::touch_write(mi, static_cast<std::size_t>(q) * sizeof(float));
       std::fill(mi, mi + q, 0.0f);
-      strassen<L, Par>(h, x, y, L::temp(mi, h), cutoff, leaf);
+      strassen<L, I>(h, x, y, L::temp(mi, h), cutoff, leaf);
     };
     const locus::work_hint w{cube(h)};
     if (placed) {
-      const auto home = [places](int i) {
-        return placement::place_of_part(strassen_home[i], 4, places);
-      };
-      placement::each_part_own_last(7, home, [&](int i) {
-        fj.run_at([&product, i] { product(i); }, w, locus::place{home(i)});
-      });
+      if constexpr (I == impl::locus) {
+        const auto home = [places](int i) {
+          return placement::place_of_part(strassen_home[i], 4, places);
+        };
+        placement::each_part_own_last(7, home, [&](int i) {
+          fj.run_at([&product, i] { product(i); }, w, locus::place{home(i)});
+        });
+      }
     } else {
       auto p0 = [&] { product(0); };
       auto p1 = [&] { product(1); };
@@ -419,7 +458,7 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places 
     fj.wait();
   }
   {
-    fork_join<Par> fj(locus::work_hint{4 * static_cast<double>(q)}, locus::size_hint{bytes});
+    fork_join<I> fj(locus::work_hint{4 * static_cast<double>(q)}, locus::size_hint{bytes});
     const dim m_ld = L::temp(m.data(), h).ld;
     auto update = [&, h, q, m_ld](int k) {
       strassen_accumulate(L::rows(h), L::cols(h), L::quad(c, k, h), m.data(), q, m_ld,
@@ -427,9 +466,11 @@ void strassen(dim s, cview a, cview b, view c, dim cutoff, dim leaf, int places 
     };
     const locus::work_hint w{static_cast<double>(q)};
     if (placed) {
-      placement::each_part_own_last(4, places, [&](int k) {
-        fj.run_at([&update, k] { update(k); }, w, placement::hint_of_part(k, 4, places));
-      });
+      if constexpr (I == impl::locus) {
+        placement::each_part_own_last(4, places, [&](int k) {
+          fj.run_at([&update, k] { update(k); }, w, placement::hint_of_part(k, 4, places));
+        });
+      }
     } else {
       auto u0 = [&] { update(0); };
       auto u1 = [&] { update(1); };

@@ -19,6 +19,10 @@
 // Hints: each child gets work_hint = its row count, the group size_hint the bytes of both
 // buffers of the node's rows; the histogram loops hint each half with its row count.
 //
+// Peers (adws_common.hpp): oneTBB and OpenMP run the same recursion, the child builds and the
+// histogram and partition loops' halving forked with a tbb::task_group or omp task + taskwait;
+// same cutoffs, so they train the same tree.
+//
 // Locality model (locus-bench --locality): every histogram leaf declares the attribute and label
 // of its rows (with the attribute as the iteration, for mapping stability), every partition
 // block what it reads and writes (adws::partition_copy).
@@ -439,7 +443,7 @@ benchmark make_dtree_benchmark() {
                           "(282 = 64 KB)",
                           {"282", "282", "282"}, 1, std::int64_t{1} << 28),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = check_dtree;
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     check_dtree(p);

@@ -15,6 +15,11 @@
 // locus tasks carry work hints (m log2 m for a transform, the butterfly count for a range) and
 // the groups a size hint (the transform's input and output, 2 m complex doubles).
 //
+// Peers: oneTBB forks the two half transforms with a tbb::task_group and runs unshuffle and
+// butterflies as tbb::parallel_for over blocked_range(0, m/2, cutoff/2) with simple_partitioner
+// (the same halving); OpenMP forks with omp task + taskwait and runs the ranges as an omp
+// taskloop of cutoff/2-element blocks. Same cutoff, no hints.
+//
 // Parameters: log2n (small 16, medium 23, large 25), cutoff (length at or below which a transform
 // is serial, 4096). Input: real and imaginary parts uniform in [-1, 1) (splitmix64, seed 7).
 // Verified, with u = 2^-53 and a tolerance of tol = 8 log2(n) u ||x||_2 (the error of a radix-2
@@ -36,6 +41,13 @@
 
 #include "benchmarks/dense_common.hpp"
 #include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_group.h>
+#endif
 
 namespace locus_bench {
 
@@ -91,24 +103,42 @@ void fft_serial(const cplx* in, dim stride, cplx* out, dim m, const cplx* tw, di
 }
 
 // body(lo, hi) on the halves of [lo, hi) down to ranges of at most `grain`: children of a
-// locus::task_group (Par, hinted with their item counts and bytes) or called in order.
-template <bool Par, class Body>
+// locus::task_group (hinted with their item counts and bytes) or called in order (serial). The
+// peers cut the ranges their own way: tbb::parallel_for over blocked_range(lo, hi, grain) with
+// simple_partitioner halves them alike, and an omp taskloop runs a task per block of `grain`
+// (the same leaves when grain is a power of two, as with the default cutoff: the lengths are).
+template <impl I, class Body>
 void for_ranges(dim lo, dim hi, dim grain, std::size_t item_bytes, const Body& body) {
-  if (hi - lo <= grain) {
-    body(lo, hi);
-    return;
-  }
-  const dim mid = lo + (hi - lo) / 2;
-  if constexpr (Par) {
-    locus::task_group tg{locus::work_hint{static_cast<double>(hi - lo)},
-                         locus::size_hint{static_cast<std::size_t>(hi - lo) * item_bytes}};
-    tg.run([&] { for_ranges<Par>(lo, mid, grain, item_bytes, body); },
-           locus::work_hint{static_cast<double>(mid - lo)});
-    for_ranges<Par>(mid, hi, grain, item_bytes, body);
-    tg.wait();
+  if constexpr (I == impl::serial || I == impl::locus) {
+    if (hi - lo <= grain) {
+      body(lo, hi);
+      return;
+    }
+    const dim mid = lo + (hi - lo) / 2;
+    if constexpr (I == impl::locus) {
+      locus::task_group tg{locus::work_hint{static_cast<double>(hi - lo)},
+                           locus::size_hint{static_cast<std::size_t>(hi - lo) * item_bytes}};
+      tg.run([&] { for_ranges<I>(lo, mid, grain, item_bytes, body); },
+             locus::work_hint{static_cast<double>(mid - lo)});
+      for_ranges<I>(mid, hi, grain, item_bytes, body);
+      tg.wait();
+    } else {
+      for_ranges<I>(lo, mid, grain, item_bytes, body);
+      for_ranges<I>(mid, hi, grain, item_bytes, body);
+    }
+#if LOCUS_BENCH_PEERS
+  } else if constexpr (I == impl::tbb) {
+    tbb::parallel_for(
+        tbb::blocked_range<dim>(lo, hi, static_cast<std::size_t>(grain)),
+        [&body](const tbb::blocked_range<dim>& r) { body(r.begin(), r.end()); },
+        tbb::simple_partitioner{});
   } else {
-    for_ranges<Par>(lo, mid, grain, item_bytes, body);
-    for_ranges<Par>(mid, hi, grain, item_bytes, body);
+    static_assert(I == impl::omp);
+    const dim blocks = (hi - lo + grain - 1) / grain;
+    const Body* bp = &body;
+#pragma omp taskloop grainsize(1) default(none) firstprivate(bp, lo, hi, grain, blocks)
+    for (dim b = 0; b < blocks; ++b) (*bp)(lo + b * grain, std::min(hi, lo + (b + 1) * grain));
+#endif
   }
 }
 
@@ -126,31 +156,44 @@ double work_of(dim m) {
 // Transform of length m of src[0, m) into dst[0, m); src is used as scratch. Above the cutoff:
 // unshuffle src into dst (even-indexed elements to the first half, odd ones to the second), the
 // two half-length transforms from dst back into src, and the butterflies from src into dst.
-template <bool Par>
+template <impl I>
 void fft_par(cplx* src, cplx* dst, dim m, const plan& p, dim tw_stride) {
   if (m <= p.cutoff) {
     fft_serial(src, 1, dst, m, p.tw, tw_stride);
     return;
   }
   const dim h = m / 2, grain = std::max<dim>(1, p.cutoff / 2);
-  for_ranges<Par>(0, h, grain, 4 * sizeof(cplx), [src, dst, h](dim lo, dim hi) {
+  for_ranges<I>(0, h, grain, 4 * sizeof(cplx), [src, dst, h](dim lo, dim hi) {
     for (dim k = lo; k < hi; ++k) {
       dst[k] = src[2 * k];
       dst[h + k] = src[2 * k + 1];
     }
   });
-  if constexpr (Par) {
+  if constexpr (I == impl::locus) {
     locus::task_group tg{locus::work_hint{work_of(m)},
                          locus::size_hint{static_cast<std::size_t>(2 * m) * sizeof(cplx)}};
-    tg.run([=, &p] { fft_par<Par>(dst, src, h, p, 2 * tw_stride); }, locus::work_hint{work_of(h)});
-    fft_par<Par>(dst + h, src + h, h, p, 2 * tw_stride);
+    tg.run([=, &p] { fft_par<I>(dst, src, h, p, 2 * tw_stride); }, locus::work_hint{work_of(h)});
+    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
     tg.wait();
+#if LOCUS_BENCH_PEERS
+  } else if constexpr (I == impl::tbb) {
+    tbb::task_group tg;
+    tg.run([=, &p] { fft_par<I>(dst, src, h, p, 2 * tw_stride); });
+    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+    tg.wait();
+  } else if constexpr (I == impl::omp) {
+    const plan* pp = &p;
+#pragma omp task default(none) firstprivate(dst, src, h, pp, tw_stride)
+    fft_par<I>(dst, src, h, *pp, 2 * tw_stride);
+    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+#pragma omp taskwait
+#endif
   } else {
-    fft_par<Par>(dst, src, h, p, 2 * tw_stride);
-    fft_par<Par>(dst + h, src + h, h, p, 2 * tw_stride);
+    fft_par<I>(dst, src, h, p, 2 * tw_stride);
+    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
   }
   const cplx* tw = p.tw;
-  for_ranges<Par>(0, h, grain, 5 * sizeof(cplx), [src, dst, h, tw, tw_stride](dim lo, dim hi) {
+  for_ranges<I>(0, h, grain, 5 * sizeof(cplx), [src, dst, h, tw, tw_stride](dim lo, dim hi) {
     butterflies(src, dst, h, lo, hi, tw, tw_stride);
   });
 }
@@ -193,10 +236,23 @@ class fft_instance final : public instance {
 
   void run(const run_context& ctx) override {
     const plan p{tw_.data(), cutoff_};
-    if (ctx.which == impl::serial) {
-      fft_par<false>(work_.data(), out_.data(), n_, p, 1);
-    } else if (ctx.which == impl::locus) {
-      fft_par<true>(work_.data(), out_.data(), n_, p, 1);
+    switch (ctx.which) {
+      case impl::serial:
+        fft_par<impl::serial>(work_.data(), out_.data(), n_, p, 1);
+        break;
+      case impl::locus:
+        fft_par<impl::locus>(work_.data(), out_.data(), n_, p, 1);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        fft_par<impl::tbb>(work_.data(), out_.data(), n_, p, 1);
+        break;
+      case impl::omp:
+        fft_par<impl::omp>(work_.data(), out_.data(), n_, p, 1);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -262,7 +318,7 @@ class fft_instance final : public instance {
     std::vector<cplx>& conj_out = scratch_[0];
     std::vector<cplx>& back = scratch_[1];
     for (std::size_t i = 0; i < out_.size(); ++i) conj_out[i] = {out_[i].re, -out_[i].im};
-    fft_par<false>(conj_out.data(), back.data(), n_, plan{tw_.data(), cutoff_}, 1);
+    fft_par<impl::serial>(conj_out.data(), back.data(), n_, plan{tw_.data(), cutoff_}, 1);
     const double inv_n = 1.0 / static_cast<double>(n_);
     double err2 = 0;
     for (std::size_t i = 0; i < back.size(); ++i) {
@@ -302,7 +358,7 @@ benchmark make_fft_benchmark() {
                           "of at most cutoff/2 run serially",
                           {"4096", "4096", "4096"}, 2, 1 << 27),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<fft_instance>(static_cast<int>(p.integer("log2n")),
                                           p.integer("cutoff"));

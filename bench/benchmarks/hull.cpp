@@ -12,6 +12,12 @@
 // than `cutoff` points are searched serially; larger ones are reduced and filtered in blocks of
 // `cutoff` points. The serial elision is the same code without the spawns.
 //
+// Peers (par_policy.hpp): oneTBB forks the two searches with a tbb::task_group, finds the
+// extremes and the farthest point with tbb::parallel_deterministic_reduce and packs with
+// tbb::parallel_for (blocked_range, simple_partitioner); OpenMP forks with omp task + taskwait,
+// reduces with omp tasks in the same halving tree and packs with an omp taskloop. Same cutoff
+// and blocks; no place hints.
+//
 // Places (NUMA-WS ran hull with hints on the top-level calls): with several places the locus
 // version's top-level reduction and pack cut the points by place (par_policy's *_by_place), and the
 // upper and lower searches are hinted to the places of the halves of the index arrays that hold
@@ -313,10 +319,23 @@ class hull_instance final : public instance {
   }
 
   void run(const run_context& ctx) override {
-    if (ctx.which == impl::locus) {
-      hull_ = quickhull<par::locus_tasks>(pts_, cutoff_, ctx.places, in_, tmp_);
-    } else {
-      hull_ = quickhull<par::serial>(pts_, cutoff_, 1, in_, tmp_);
+    switch (ctx.which) {
+      case impl::serial:
+        hull_ = quickhull<par::serial>(pts_, cutoff_, 1, in_, tmp_);
+        break;
+      case impl::locus:
+        hull_ = quickhull<par::locus_tasks>(pts_, cutoff_, ctx.places, in_, tmp_);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        hull_ = quickhull<par::tbb_tasks>(pts_, cutoff_, 1, in_, tmp_);
+        break;
+      case impl::omp:
+        hull_ = quickhull<par::omp_tasks>(pts_, cutoff_, 1, in_, tmp_);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -365,7 +384,7 @@ benchmark make_hull_benchmark() {
                           {"10000", "10000", "10000"}, 2, std::numeric_limits<std::int32_t>::max()),
       param_spec::integer("seed", "splitmix64 seed of the points", {"1", "1", "1"}, 0, 2147483647),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<hull_instance>(
         generate(p.integer("n"), p.text("dist"), static_cast<std::uint64_t>(p.integer("seed"))),

@@ -13,6 +13,9 @@
 // Hints: each child gets work_hint = its point count; the group size_hint is the bytes of both
 // buffers of the node's points (48 per point).
 //
+// Peers (adws_common.hpp): oneTBB and OpenMP run the same recursion, both child builds and the
+// partitions' halving loops forked with a tbb::task_group or omp task + taskwait; same cutoffs.
+//
 // Locality model (locus-bench --locality): every partition block declares what it reads and
 // writes (adws::partition_copy), every leaf the copy of its points back into the input array.
 // The tree is built once, so there is no mapping stability.
@@ -230,7 +233,7 @@ benchmark make_kdtree_benchmark() {
                           "partitions of more points are parallel, in blocks of this size",
                           {"2730", "2730", "2730"}, 1, std::int64_t{1} << 31),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     problem pr{};
     pr.n = static_cast<std::size_t>(p.integer("n"));

@@ -14,6 +14,11 @@
 // the spawns). With the default inputs, 2 workers visit about 1.7x the serial node count (the
 // thief takes the root's "with item 0" branch before good bounds exist).
 //
+// Peers (par_policy.hpp): the two subproblems are a tbb::task_group or omp task + taskwait, with
+// the same cutoff and the same atomic best value. oneTBB and OpenMP run the inline child before
+// a spawned one (help-first), locus the spawned one (child-first), so the peers spawn the second
+// subproblem and search the first inline: every implementation explores in Cilk's order.
+//
 // Input (splitmix64, par_policy.hpp, seeded with `seed`): `n` items, weight uniform in [1, 1000],
 // value = weight + uniform in [-`spread`, `spread`], at least 1 (weakly correlated, so the bound
 // prunes slowly); capacity = half the total weight. Verified against the optimum of the dynamic
@@ -66,7 +71,11 @@ std::int64_t knapsack(const problem& pr, int i, std::int64_t c, std::int64_t v) 
   std::int64_t without = infeasible, with = infeasible;
   const auto skip = [&] { without = knapsack<P>(pr, i + 1, c, v); };
   const auto take = [&] { with = knapsack<P>(pr, i + 1, c - e.weight, v + e.value); };
-  if (pr.take_first) {
+  // The spawning worker searches the first subproblem (skip, or take with first=take) first, as
+  // in Cilk, and leaves the other to thieves: a child-first policy spawns it, the help-first
+  // peers run it inline. The bounds found first decide the work, so in the other order the
+  // peers would search greedily, as first=take does.
+  if (pr.take_first == P::child_first) {
     P::invoke(0, par::child(1, take), par::child(1, skip));
   } else {
     P::invoke(0, par::child(1, skip), par::child(1, take));
@@ -120,10 +129,23 @@ class knapsack_instance final : public instance {
   void run(const run_context& ctx) override {
     const problem pr{items_.data(), static_cast<int>(items_.size()), cutoff_, take_first_,
                      &best_so_far_};
-    if (ctx.which == impl::locus) {
-      result_ = knapsack<par::locus_tasks>(pr, 0, capacity_, 0);
-    } else {
-      result_ = knapsack<par::serial>(pr, 0, capacity_, 0);
+    switch (ctx.which) {
+      case impl::serial:
+        result_ = knapsack<par::serial>(pr, 0, capacity_, 0);
+        break;
+      case impl::locus:
+        result_ = knapsack<par::locus_tasks>(pr, 0, capacity_, 0);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        result_ = knapsack<par::tbb_tasks>(pr, 0, capacity_, 0);
+        break;
+      case impl::omp:
+        result_ = knapsack<par::omp_tasks>(pr, 0, capacity_, 0);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -167,7 +189,7 @@ benchmark make_knapsack_benchmark() {
                          {"skip", "skip", "skip"}, {"skip", "take"}),
       param_spec::integer("seed", "splitmix64 seed of the items", {"1", "1", "1"}, 0, 2147483647),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<knapsack_instance>(
         static_cast<int>(p.integer("n")), p.integer("spread"),

@@ -11,16 +11,30 @@
 //   P::spawn_each(bytes, k, work, f)
 //       the same for a run-time number of children: f(i) for i in [0, k), hinted work(i).
 //   P::for_range(lo, hi, g, body) / P::reduce(lo, hi, g, identity, body, combine)
-//       body(lo, hi) on subranges of at most g iterations (serial policy and locus only).
+//       body(lo, hi) on subranges of at most g iterations. reduce folds the leaves of the
+//       halving tree (split at the middle while longer than g) with identity and combines them
+//       in that tree's shape, in every policy, so floating-point reductions are bit-identical.
 //   P::for_range_by_place(places, lo, hi, g, body) / P::reduce_by_place(places, lo, hi, g, ...)
 //       the same with the place hints of NUMA-WS: the subtrees of the same halving tree that
 //       placement::halving_parts gives one place each are queued children hinted to their place,
 //       and the levels above them are combined after the join in the tree's shape, so every
-//       result is that of for_range and reduce; the serial policy ignores the places.
+//       result is that of for_range and reduce; the serial and peer policies ignore the places.
 //   P::invoke_by_place(places, bytes, child...)
 //       invoke with child i of k queued and hinted to placement::place_of_part(i, k, places).
+//   P::child_first
+//       whether the spawning worker runs a spawned child before the inline one: locus's children
+//       run child-first (the continuation is what thieves take) and the serial elision runs them
+//       in order; oneTBB and OpenMP queue a spawned child and run the inline one first.
+//
+// The peers are what a oneTBB or OpenMP user writes for the same structure, run inside the
+// harness's region (a task_arena; omp parallel + single): tbb_tasks forks with tbb::task_group,
+// loops with tbb::parallel_for over blocked_range(lo, hi, g) and simple_partitioner (the halving
+// tree's leaves) and reduces with tbb::parallel_deterministic_reduce (the halving tree's leaves
+// and shape); omp_tasks forks with omp task + taskwait, loops with omp taskloop over blocks of g
+// iterations and reduces by omp tasks in the halving tree. Neither has place hints.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -34,6 +48,10 @@
 #include <locus/task_group.hpp>
 
 #if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_reduce.h>
+#include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_group.h>
 #endif
 
@@ -58,6 +76,7 @@ child_ref<std::remove_reference_t<F>> child(double work, F&& f) {
 // The serial elision: no runtime at all.
 struct serial {
   static constexpr bool parallel = false;
+  static constexpr bool child_first = true;
 
   template <class... F>
   static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
@@ -101,6 +120,7 @@ struct serial {
 
 struct locus_tasks {
   static constexpr bool parallel = true;
+  static constexpr bool child_first = true;
 
   template <class... F>
   static void invoke(std::size_t bytes, child_ref<F>... c) {
@@ -215,6 +235,7 @@ struct locus_tasks {
 
 struct tbb_tasks {
   static constexpr bool parallel = true;
+  static constexpr bool child_first = false;
 
   template <class... F>
   static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
@@ -240,6 +261,41 @@ struct tbb_tasks {
     f(k - 1);
     tg.wait();
   }
+  template <class Body>
+  static void for_range(std::int64_t lo, std::int64_t hi, std::int64_t g, const Body& body) {
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(lo, hi, static_cast<std::size_t>(g)),
+        [&body](const tbb::blocked_range<std::int64_t>& r) { body(r.begin(), r.end()); },
+        tbb::simple_partitioner{});
+  }
+  // parallel_deterministic_reduce with simple_partitioner splits blocked_range at its middle
+  // while it is longer than g, folds each leaf from identity and joins left with right: the
+  // halving tree of serial::reduce. (parallel_reduce would fold several leaves into one body
+  // as its partitioner sees fit, a schedule-dependent shape.)
+  template <class T, class Body, class Combine>
+  static T reduce(std::int64_t lo, std::int64_t hi, std::int64_t g, const T& identity,
+                  const Body& body, const Combine& combine) {
+    return tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<std::int64_t>(lo, hi, static_cast<std::size_t>(g)), identity,
+        [&body](const tbb::blocked_range<std::int64_t>& r, const T& init) {
+          return body(r.begin(), r.end(), init);
+        },
+        combine, tbb::simple_partitioner{});
+  }
+  template <class Body>
+  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                 const Body& body) {
+    for_range(lo, hi, g, body);
+  }
+  template <class... F>
+  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
+    invoke(bytes, c...);
+  }
+  template <class T, class Body, class Combine>
+  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                           const T& identity, const Body& body, const Combine& combine) {
+    return reduce(lo, hi, g, identity, body, combine);
+  }
 };
 
 namespace detail {
@@ -254,6 +310,7 @@ void omp_spawn(child_ref<F> c) {
 
 struct omp_tasks {
   static constexpr bool parallel = true;
+  static constexpr bool child_first = false;
 
   template <class... F>
   static void invoke(std::size_t /*bytes*/, child_ref<F>... c) {
@@ -280,6 +337,50 @@ struct omp_tasks {
     }
     f(k - 1);
 #pragma omp taskwait
+  }
+  // One task per block of g iterations (the last one shorter): a taskloop's own chunks are not
+  // visible to its body, and grainsize(g) over single iterations would call body once per
+  // iteration.
+  template <class Body>
+  static void for_range(std::int64_t lo, std::int64_t hi, std::int64_t g, const Body& body) {
+    if (hi <= lo) return;
+    const std::int64_t blocks = (hi - lo + g - 1) / g;
+    const Body* bp = &body;
+#pragma omp taskloop grainsize(1) default(none) firstprivate(bp, lo, hi, g, blocks)
+    for (std::int64_t b = 0; b < blocks; ++b) (*bp)(lo + b * g, std::min(hi, lo + (b + 1) * g));
+  }
+  // The halving tree of serial::reduce, the left half an omp task: a taskloop reduction would
+  // combine partial results in an unspecified order.
+  template <class T, class Body, class Combine>
+  static T reduce(std::int64_t lo, std::int64_t hi, std::int64_t g, const T& identity,
+                  const Body& body, const Combine& combine) {
+    if (hi <= lo) return identity;
+    if (hi - lo <= g) return body(lo, hi, identity);
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    T left = identity;
+    T* lp = &left;
+    const T* ip = &identity;
+    const Body* bp = &body;
+    const Combine* cp = &combine;
+#pragma omp task default(none) firstprivate(lp, ip, bp, cp, lo, mid, g)
+    *lp = reduce(lo, mid, g, *ip, *bp, *cp);
+    T right = reduce(mid, hi, g, identity, body, combine);
+#pragma omp taskwait
+    return combine(std::move(left), std::move(right));
+  }
+  template <class Body>
+  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                 const Body& body) {
+    for_range(lo, hi, g, body);
+  }
+  template <class... F>
+  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
+    invoke(bytes, c...);
+  }
+  template <class T, class Body, class Combine>
+  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                           const T& identity, const Body& body, const Combine& combine) {
+    return reduce(lo, hi, g, identity, body, combine);
   }
 };
 

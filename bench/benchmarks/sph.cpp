@@ -17,6 +17,10 @@
 // nu = 2 alpha h c / (rho_i + rho_j); (5) symplectic Euler, particles leaving the box are put back
 // on the wall with their normal velocity reversed and halved. W is the cubic spline with support h.
 //
+// Peers (par_policy.hpp): octree build and traversals fork a child per non-empty octant with a
+// tbb::task_group or omp task + taskwait, and the particle loops are tbb::parallel_for
+// (blocked_range, grain 4096, simple_partitioner) or an omp taskloop of 4096-particle blocks.
+//
 // Set-up: box [0,1] x [0,0.25] x [0,1]; a water column of side x side x 2 side particles on a
 // lattice of spacing dx = 0.25 / side in the corner x < 0.25, z < 0.5, each jittered by up to
 // 0.05 dx (splitmix64, par_policy.hpp, seeded with `seed`); h = 2 dx, rho0 = 1000, m = rho0 dx^3,
@@ -369,10 +373,23 @@ class sph_instance final : public instance {
   }
 
   void run(const run_context& ctx) override {
-    if (ctx.which == impl::locus) {
-      sim_.run<par::locus_tasks>(steps_);
-    } else {
-      sim_.run<par::serial>(steps_);
+    switch (ctx.which) {
+      case impl::serial:
+        sim_.run<par::serial>(steps_);
+        break;
+      case impl::locus:
+        sim_.run<par::locus_tasks>(steps_);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        sim_.run<par::tbb_tasks>(steps_);
+        break;
+      case impl::omp:
+        sim_.run<par::omp_tasks>(steps_);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -443,7 +460,7 @@ benchmark make_sph_benchmark() {
       param_spec::integer("seed", "splitmix64 seed of the lattice jitter", {"1", "1", "1"}, 0,
                           2147483647),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<sph_instance>(
         static_cast<int>(p.integer("side")), static_cast<int>(p.integer("steps")),

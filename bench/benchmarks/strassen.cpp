@@ -15,6 +15,9 @@
 // places in four bands of rows, band k where the update of quadrant k runs (half of that
 // quadrant's rows: row-major quadrants are not contiguous, the reason for strassen-z).
 //
+// Peers: the same recursion through dense::fork_join with a tbb::task_group or omp task +
+// taskwait (seven products, then four quadrant updates, same cutoff), without hints.
+//
 // Parameters: n (order; small 512, medium 2048, large 8192), cutoff (order at and below which
 // the classical product runs, 64), leaf (kernel order, 64), pad (floats per row, 32). Inputs:
 // entries uniform in {-1, 0, 1} (splitmix64, seeds 1 and 2), C starts at zero. Strassen's sums
@@ -62,10 +65,24 @@ class strassen_instance final : public instance {
   void run(const run_context& ctx) override {
     const cview a{a_.data(), ld_}, b{b_.data(), ld_};
     const view c{c_.data(), ld_};
-    if (ctx.which == impl::serial) {
-      dense::strassen<dense::rowmajor_storage, false>(n_, a, b, c, cutoff_, leaf_);
-    } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::rowmajor_storage, true>(n_, a, b, c, cutoff_, leaf_, ctx.places);
+    switch (ctx.which) {
+      case impl::serial:
+        dense::strassen<dense::rowmajor_storage, impl::serial>(n_, a, b, c, cutoff_, leaf_);
+        break;
+      case impl::locus:
+        dense::strassen<dense::rowmajor_storage, impl::locus>(n_, a, b, c, cutoff_, leaf_,
+                                                              ctx.places);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        dense::strassen<dense::rowmajor_storage, impl::tbb>(n_, a, b, c, cutoff_, leaf_);
+        break;
+      case impl::omp:
+        dense::strassen<dense::rowmajor_storage, impl::omp>(n_, a, b, c, cutoff_, leaf_);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -103,7 +120,7 @@ benchmark make_strassen_benchmark() {
                           1024),
       param_spec::integer("pad", "floats added to each row", {"32", "32", "32"}, 0, 1024),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = check_strassen;
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     check_strassen(p);

@@ -12,6 +12,9 @@
 // Locality model (locus-bench --locality): the operand sums, the zeroing of each product, the
 // quadrant updates and every leaf product of the classical part declare what they read and write.
 //
+// Peers: strassen's, the same recursion through dense::fork_join with a tbb::task_group or omp
+// task + taskwait, without hints.
+//
 // The layout is locus::z_layout (include/locus/zmatrix.hpp); the conversions to and from
 // row-major (locus::to_z, locus::from_z) are not timed (prepare and verify).
 //
@@ -62,10 +65,23 @@ class strassen_z_instance final : public instance {
     // A Z matrix is swept element-wise as one row of n^2 floats.
     const cview a{a_.data(), n_ * n_}, b{b_.data(), n_ * n_};
     const view c{c_.data(), n_ * n_};
-    if (ctx.which == impl::serial) {
-      dense::strassen<dense::z_storage, false>(n_, a, b, c, cutoff_, leaf_);
-    } else if (ctx.which == impl::locus) {
-      dense::strassen<dense::z_storage, true>(n_, a, b, c, cutoff_, leaf_, ctx.places);
+    switch (ctx.which) {
+      case impl::serial:
+        dense::strassen<dense::z_storage, impl::serial>(n_, a, b, c, cutoff_, leaf_);
+        break;
+      case impl::locus:
+        dense::strassen<dense::z_storage, impl::locus>(n_, a, b, c, cutoff_, leaf_, ctx.places);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        dense::strassen<dense::z_storage, impl::tbb>(n_, a, b, c, cutoff_, leaf_);
+        break;
+      case impl::omp:
+        dense::strassen<dense::z_storage, impl::omp>(n_, a, b, c, cutoff_, leaf_);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -103,7 +119,7 @@ benchmark make_strassen_z_benchmark() {
       param_spec::integer("leaf", "order of the Z-layout blocks and of the kernel, a power of two",
                           {"64", "64", "64"}, 8, 1024),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = check_strassen_z;
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     check_strassen_z(p);
