@@ -17,6 +17,9 @@
 // strictly diagonally dominant, so elimination without pivoting is stable. Every element sees
 // the same operations in the same order whatever the schedule: verified bit for bit against a
 // reference computed in prepare() by eliminating all rows of a step at once (no decomposition).
+//
+// oneTBB and OpenMP: every pivot step spawns the same pruned tree with tbb::task_group or omp
+// task / taskwait in the harness's region (CATS's GE is recursive spawns, not a parallel loop).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,11 +70,7 @@ class ge_instance final : public instance {
       step.bytes_per_row = sizeof(double) * static_cast<std::size_t>(n - k);
       step.extra_bytes = step.bytes_per_row;
       const auto leaf = [this, k](int lo, int hi) { ge_eliminate_rows(a_, k, lo, hi); };
-      if (ctx.which == impl::locus) {
-        split_rows_locus(step, 0, n, leaf);
-      } else {
-        split_rows_serial(step, 0, n, leaf);
-      }
+      split_rows(ctx.which, step, 0, n, leaf);
     }
   }
 
@@ -100,7 +99,7 @@ benchmark make_ge_family(row_shape shape) {
       row_cutoff_param(),
       grid_seed_param("matrix"),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [shape](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<ge_instance>(shape, static_cast<int>(p.integer("n")),
                                          static_cast<int>(p.integer("cutoff")),

@@ -2,7 +2,8 @@
 // unbalanced task tree for every pivot step: a first-kind range splits at the middle into a
 // second-kind lower half and a first-kind upper half; a second-kind range splits into quarters of
 // kinds first, first, second, first (grid_common.hpp, row_shape::unbalanced). Parameters, sizes,
-// hints and verification are ge's.
+// hints, verification and the oneTBB and OpenMP versions (the same tree spawned with
+// tbb::task_group and omp task) are ge's.
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
 

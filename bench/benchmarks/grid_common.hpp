@@ -12,7 +12,8 @@
 //   kind splits into quarters, of kinds first, first, second, first. Every iteration of an
 //   iterative benchmark builds the same tree, so task identifiers by spawn path repeat.
 //   The locus version gives each group a work hint (its rows times the work of a row) and a size
-//   hint (the bytes of its rows plus halo), and each child a work hint for its own rows.
+//   hint (the bytes of its rows plus halo), and each child a work hint for its own rows. The
+//   oneTBB and OpenMP versions spawn the same tree with tbb::task_group and omp task / taskwait.
 // - compare_grids: bit-exact comparison against a serial reference, with a checksum.
 #pragma once
 
@@ -28,6 +29,10 @@
 #include <locus/memory.hpp>
 #include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
 
 #include "benchmarks/placement.hpp"
 #include "harness/benchmark.hpp"
@@ -153,49 +158,113 @@ inline int active_rows(const row_plan& p, const row_range& r) {
   return std::max(0, r.hi - std::max(r.lo, p.first));
 }
 
-template <bool Parallel, class Leaf>
-void split(const row_plan& p, row_range r, const Leaf& leaf) {
-  if (r.hi - r.lo <= p.cutoff) {
-    const int lo = std::max(r.lo, p.first);
-    if (lo < r.hi) leaf(lo, r.hi);
-    return;
-  }
+// Runs the leaf if r is one (at most p.cutoff rows) and says whether it was.
+template <class Leaf>
+bool at_leaf(const row_plan& p, const row_range& r, const Leaf& leaf) {
+  if (r.hi - r.lo > p.cutoff) return false;
+  const int lo = std::max(r.lo, p.first);
+  if (lo < r.hi) leaf(lo, r.hi);
+  return true;
+}
+
+// The children of r that have rows to update, in row order; returns how many. Children that are
+// empty or wholly done spawn nothing (quarters of fewer than 4 rows are empty; GE's rows above
+// the pivot are done).
+inline int live_children(const row_plan& p, const row_range& r, std::array<row_range, 4>& live) {
   std::array<row_range, 4> kids{};
   const int k = children(p, r, kids);
-  // Children that are empty or wholly done spawn nothing (quarters of fewer than 4 rows are
-  // empty; GE's rows above the pivot are done).
-  std::array<row_range, 4> live{};
   int m = 0;
   for (int i = 0; i < k; ++i) {
     if (kids[i].hi > kids[i].lo && active_rows(p, kids[i]) > 0) live[m++] = kids[i];
   }
-  if constexpr (Parallel) {
-    const int rows = active_rows(p, r);
-    locus::task_group tg{
-        locus::work_hint{p.work_per_row * rows},
-        locus::size_hint{static_cast<std::size_t>(rows) * p.bytes_per_row + p.extra_bytes}};
-    for (int i = 0; i + 1 < m; ++i) {
-      tg.run([&p, &leaf, c = live[i]] { split<true>(p, c, leaf); },
-             locus::work_hint{p.work_per_row * active_rows(p, live[i])});
-    }
-    if (m > 0) split<true>(p, live[m - 1], leaf);
-    tg.wait();
-  } else {
-    for (int i = 0; i < m; ++i) split<false>(p, live[i], leaf);
-  }
+  return m;
 }
+
+template <class Leaf>
+void split_serial(const row_plan& p, const row_range& r, const Leaf& leaf) {
+  if (at_leaf(p, r, leaf)) return;
+  std::array<row_range, 4> live{};
+  const int m = live_children(p, r, live);
+  for (int i = 0; i < m; ++i) split_serial(p, live[i], leaf);
+}
+
+template <class Leaf>
+void split_locus(const row_plan& p, const row_range& r, const Leaf& leaf) {
+  if (at_leaf(p, r, leaf)) return;
+  std::array<row_range, 4> live{};
+  const int m = live_children(p, r, live);
+  const int rows = active_rows(p, r);
+  locus::task_group tg{
+      locus::work_hint{p.work_per_row * rows},
+      locus::size_hint{static_cast<std::size_t>(rows) * p.bytes_per_row + p.extra_bytes}};
+  for (int i = 0; i + 1 < m; ++i) {
+    tg.run([&p, &leaf, c = live[i]] { split_locus(p, c, leaf); },
+           locus::work_hint{p.work_per_row * active_rows(p, live[i])});
+  }
+  if (m > 0) split_locus(p, live[m - 1], leaf);
+  tg.wait();
+}
+
+#if LOCUS_BENCH_PEERS
+
+// The peers spawn the same children in the same order, the last one inline, and join them all.
+template <class Leaf>
+void split_tbb(const row_plan& p, const row_range& r, const Leaf& leaf) {
+  if (at_leaf(p, r, leaf)) return;
+  std::array<row_range, 4> live{};
+  const int m = live_children(p, r, live);
+  tbb::task_group tg;
+  for (int i = 0; i + 1 < m; ++i) tg.run([&p, &leaf, c = live[i]] { split_tbb(p, c, leaf); });
+  if (m > 0) split_tbb(p, live[m - 1], leaf);
+  tg.wait();
+}
+
+// Pointers, so that each task's firstprivate copies are a word each; they stay valid because
+// the taskwait below outlives every task spawned here.
+template <class Leaf>
+void split_omp(const row_plan* p, const row_range& r, const Leaf* leaf) {
+  if (at_leaf(*p, r, *leaf)) return;
+  std::array<row_range, 4> live{};
+  const int m = live_children(*p, r, live);
+  for (int i = 0; i + 1 < m; ++i) {
+    const row_range c = live[i];
+#pragma omp task default(none) firstprivate(p, c, leaf)
+    split_omp(p, c, leaf);
+  }
+  if (m > 0) split_omp(p, live[m - 1], leaf);
+#pragma omp taskwait
+}
+
+#endif
 
 }  // namespace detail
 
 // Calls leaf(lo, hi) on the leaves of the decomposition of [lo, hi) described by p, rows below
-// p.first excluded, serially in row order (the serial elision) or as locus tasks.
+// p.first excluded, with the implementation `which`: serially in row order (the serial elision),
+// as locus tasks (no place hints), or as oneTBB task_group / OpenMP task + taskwait tasks (inside
+// the region's single) spawning the same tree, since CATS's benchmarks are recursive Cilk
+// spawns, not parallel loops.
 template <class Leaf>
-void split_rows_serial(const row_plan& p, int lo, int hi, const Leaf& leaf) {
-  detail::split<false>(p, {lo, hi, false}, leaf);
-}
-template <class Leaf>
-void split_rows_locus(const row_plan& p, int lo, int hi, const Leaf& leaf) {
-  detail::split<true>(p, {lo, hi, false}, leaf);
+void split_rows(impl which, const row_plan& p, int lo, int hi, const Leaf& leaf) {
+  const detail::row_range all{lo, hi, false};
+  switch (which) {
+    case impl::serial:
+      detail::split_serial(p, all, leaf);
+      break;
+    case impl::locus:
+      detail::split_locus(p, all, leaf);
+      break;
+#if LOCUS_BENCH_PEERS
+    case impl::tbb:
+      detail::split_tbb(p, all, leaf);
+      break;
+    case impl::omp:
+      detail::split_omp(&p, all, &leaf);
+      break;
+#endif
+    default:
+      break;
+  }
 }
 
 // Row k of [lo, hi) cut into `parts` parts of equal rows: the first row of part k.
@@ -203,12 +272,13 @@ inline int place_part_begin(int lo, int hi, int k, int parts) {
   return lo + static_cast<int>(static_cast<std::int64_t>(hi - lo) * k / parts);
 }
 
-// split_rows_locus with the place hints of NUMA-WS (seed 001 §V: only the top level carries
-// them): with several places, [lo, hi) is first cut into one part of equal rows per place, part k
-// a queued child hinted to place k (placement.hpp), and each part is split as usual below it.
+// split_rows(impl::locus, ...) with the place hints of NUMA-WS (seed 001 §V: only the top level
+// carries them): with several places, [lo, hi) is first cut into one part of equal rows per place,
+// part k a queued child hinted to place k (placement.hpp), and each part is split as usual below
+// it.
 template <class Leaf>
 void split_rows_by_place(const row_plan& p, int lo, int hi, int places, const Leaf& leaf) {
-  if (places < 2) return split_rows_locus(p, lo, hi, leaf);
+  if (places < 2) return split_rows(impl::locus, p, lo, hi, leaf);
   const detail::row_range all{lo, hi, false};
   const int rows = detail::active_rows(p, all);
   locus::task_group tg{
@@ -218,7 +288,7 @@ void split_rows_by_place(const row_plan& p, int lo, int hi, int places, const Le
     const detail::row_range part{place_part_begin(lo, hi, k, places),
                                  place_part_begin(lo, hi, k + 1, places), false};
     if (detail::active_rows(p, part) == 0) return;
-    tg.run([&p, &leaf, part] { detail::split<true>(p, part, leaf); },
+    tg.run([&p, &leaf, part] { detail::split_locus(p, part, leaf); },
            locus::work_hint{p.work_per_row * detail::active_rows(p, part)}, locus::place{k},
            locus::parent_first);
   });

@@ -22,6 +22,9 @@
 // are cut into one part per place at the top of every step, part k hinted to place k, and both
 // grids' rows are bound to the place of their part (grid_common.hpp's split_rows_by_place).
 //
+// oneTBB and OpenMP: every step spawns the same tree (without places) with tbb::task_group or
+// omp task / taskwait in the harness's region, as MIT Cilk's heat spawns it; no parallel loop.
+//
 // Locality model (locus-bench --locality): every leaf declares the rows of the old grid it reads
 // (its rows and the two halo rows) and the rows of the new one it writes, with the leaf's first
 // row as its identity; every step is an iteration.
@@ -90,7 +93,7 @@ class heat_instance final : public instance {
       if (ctx.which == impl::locus) {
         split_rows_by_place(plan_, 1, rows - 1, ctx.places, leaf);
       } else {
-        split_rows_serial(plan_, 1, rows - 1, leaf);
+        split_rows(ctx.which, plan_, 1, rows - 1, leaf);
       }
       locus::locality::next_iteration();
     }
@@ -134,7 +137,7 @@ benchmark make_heat_family(row_shape shape) {
       row_cutoff_param(),
       grid_seed_param("initial grid"),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = [name = b.name](const param_values& p) { check_grid_size(name, p); };
   b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
     check(p);

@@ -11,6 +11,9 @@
 // Verified pixel by pixel against a reference image computed in prepare() as one block (each
 // count comes from the same floating-point operations in every implementation); the result is the
 // total iteration count and the number of pixels that reached max_iter.
+//
+// oneTBB and OpenMP: the same quadrant tree with tbb::task_group or omp task / taskwait in the
+// harness's region (CATS spawns quadrants recursively; no parallel loop over rows or tiles).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -20,6 +23,10 @@
 #include <locus/task_group.hpp>
 
 #include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/task_group.h>
+#endif
 
 namespace locus_bench {
 
@@ -89,6 +96,33 @@ void mandel_locus(const problem& p, const block& b) {
   tg.wait();
 }
 
+#if LOCUS_BENCH_PEERS
+
+void mandel_tbb(const problem& p, const block& b) {
+  if (p.is_leaf(b)) return mandel_block(p, b);
+  block kids[4];
+  const int k = p.split(b, kids);
+  tbb::task_group tg;
+  for (int i = 0; i + 1 < k; ++i) tg.run([&p, c = kids[i]] { mandel_tbb(p, c); });
+  mandel_tbb(p, kids[k - 1]);
+  tg.wait();
+}
+
+void mandel_omp(const problem* p, const block& b) {
+  if (p->is_leaf(b)) return mandel_block(*p, b);
+  block kids[4];
+  const int k = p->split(b, kids);
+  for (int i = 0; i + 1 < k; ++i) {
+    const block c = kids[i];
+#pragma omp task default(none) firstprivate(p, c)
+    mandel_omp(p, c);
+  }
+  mandel_omp(p, kids[k - 1]);
+#pragma omp taskwait
+}
+
+#endif
+
 class mandelbrot_instance final : public instance {
  public:
   mandelbrot_instance(int width, int height, int max_iter, int leaf)
@@ -105,10 +139,23 @@ class mandelbrot_instance final : public instance {
 
   void run(const run_context& ctx) override {
     const block all{0, p_.width, 0, p_.height};
-    if (ctx.which == impl::locus) {
-      mandel_locus(p_, all);
-    } else {
-      mandel_serial(p_, all);
+    switch (ctx.which) {
+      case impl::serial:
+        mandel_serial(p_, all);
+        break;
+      case impl::locus:
+        mandel_locus(p_, all);
+        break;
+#if LOCUS_BENCH_PEERS
+      case impl::tbb:
+        mandel_tbb(p_, all);
+        break;
+      case impl::omp:
+        mandel_omp(&p_, all);
+        break;
+#endif
+      default:
+        break;
     }
   }
 
@@ -156,7 +203,7 @@ benchmark make_mandelbrot_benchmark() {
       param_spec::integer("leaf", "cutoff: blocks of at most leaf x leaf pixels are leaf tasks",
                           {"32", "32", "32"}, 1, 1 << 16),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = [](const param_values& p) {
     if (p.integer("width") * p.integer("height") > (std::int64_t{1} << 30)) {
       throw usage_error(

@@ -29,6 +29,13 @@
 // a different route: element i lies in one leaf at depth d (root 0) and so is mapped
 // repeats * (d + 1) times; the reference applies that many maps to it in a plain loop. (c is a
 // power of two, so c * x is exact and contraction into an FMA could not change a result.)
+//
+// oneTBB and OpenMP: the recursion is adws_common's fork2 (tbb::task_group, omp task /
+// taskwait). Each map is the parallel loop the paper describes: oneTBB's is tbb::parallel_for
+// over blocked_range(lo, hi, grain) with simple_partitioner, which halves exactly as pfor does;
+// OpenMP's stays pfor's omp task halving, because a taskloop body is one iteration (its leaves
+// could not call the shared out-of-line map_leaf on a range) and grainsize(g) makes chunks of g
+// to 2g elements instead of pfor's leaves of at most g.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +47,12 @@
 
 #include "benchmarks/adws_common.hpp"
 #include "harness/benchmark.hpp"
+
+#if LOCUS_BENCH_PEERS
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#endif
 
 namespace locus_bench {
 
@@ -86,10 +99,26 @@ void declare_map_leaf(const double* x, std::size_t lo, std::size_t hi, std::size
   for (std::size_t i = a; i < b; ++i) x[i] = map_once(x[i]);
 }
 
+// leaf(a, b) on ranges of at most grain elements covering [lo, hi), halving longer ones.
+template <class P, class Leaf>
+void map_loop(P, std::size_t lo, std::size_t hi, std::size_t grain, const Leaf& leaf) {
+  pfor<P>(lo, hi, grain, sizeof(double), leaf);
+}
+
+#if LOCUS_BENCH_PEERS
+template <class Leaf>
+void map_loop(tbb_policy, std::size_t lo, std::size_t hi, std::size_t grain, const Leaf& leaf) {
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(lo, hi, grain),
+      [&leaf](const tbb::blocked_range<std::size_t>& r) { leaf(r.begin(), r.end()); },
+      tbb::simple_partitioner{});
+}
+#endif
+
 template <class P>
 void rrm(const problem& p, double* x, std::size_t lo, std::size_t hi) {
   for (int r = 0; r < p.repeats; ++r) {
-    pfor<P>(lo, hi, p.grain, sizeof(double), [x, lo, hi, r](std::size_t a, std::size_t b) {
+    map_loop(P{}, lo, hi, p.grain, [x, lo, hi, r](std::size_t a, std::size_t b) {
       declare_map_leaf(x, lo, hi, a, b, r);
       map_leaf(x, a, b);
     });
@@ -187,7 +216,7 @@ benchmark make_rrm_benchmark() {
       param_spec::integer("hints", "1: pass work hints (1 : alpha); 0: none (Fig. 19)",
                           {"1", "1", "1"}, 0, 1),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     problem pr{};
     pr.n = static_cast<std::size_t>(p.integer("n"));

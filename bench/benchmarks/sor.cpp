@@ -15,6 +15,9 @@
 // Input: every cell uniform in [0, 1) from splitmix64(seed), row by row. Verified bit for bit
 // against a reference computed in prepare() by plain sweeps over the whole interior (no
 // decomposition), so a lost, repeated or misplaced leaf shows.
+//
+// oneTBB and OpenMP: every sweep spawns the same tree with tbb::task_group or omp task /
+// taskwait in the harness's region (CATS's SOR is recursive spawns, not a parallel loop).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,11 +75,7 @@ class sor_instance final : public instance {
         const auto leaf = [this, color](int lo, int hi) {
           sor_sweep_rows(g_, lo, hi, color, omega_);
         };
-        if (ctx.which == impl::locus) {
-          split_rows_locus(plan_, 1, rows - 1, leaf);
-        } else {
-          split_rows_serial(plan_, 1, rows - 1, leaf);
-        }
+        split_rows(ctx.which, plan_, 1, rows - 1, leaf);
       }
     }
   }
@@ -113,7 +112,7 @@ benchmark make_sor_family(row_shape shape) {
       row_cutoff_param(),
       grid_seed_param("initial grid"),
   };
-  b.impls = {impl::serial, impl::locus};
+  b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = [name = b.name](const param_values& p) { check_grid_size(name, p); };
   b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
     check(p);

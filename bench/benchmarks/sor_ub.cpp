@@ -1,8 +1,9 @@
 // sor-ub: CATS's SOR-ub (seed 002, §4 and Algorithm 1), sor.cpp's red-black SOR with an
 // unbalanced task tree: a first-kind range splits at the middle into a second-kind lower half and
 // a first-kind upper half; a second-kind range splits into quarters of kinds first, first,
-// second, first (grid_common.hpp, row_shape::unbalanced). Parameters, sizes, hints and
-// verification are sor's.
+// second, first (grid_common.hpp, row_shape::unbalanced). Parameters, sizes, hints, verification
+// and the oneTBB and OpenMP versions (the same tree spawned with tbb::task_group and omp task) are
+// sor's.
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
 
