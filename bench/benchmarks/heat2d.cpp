@@ -234,6 +234,15 @@ benchmark make_heat2d_benchmark() {
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.check = check_heat2d;
+  b.unit = "cell update";
+  b.work_units = [](const param_values& p) {
+    const double interior = static_cast<double>(p.integer("n") - 2);
+    return interior * interior * static_cast<double>(p.integer("iters"));
+  };
+  b.working_set_bytes = [](const param_values& p) {  // both grids, padding included
+    const double n = static_cast<double>(p.integer("n"));
+    return 2 * n * (n * sizeof(double) + static_cast<double>(p.integer("pad")));
+  };
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     check_heat2d(p);
     return std::make_unique<heat2d_instance>(

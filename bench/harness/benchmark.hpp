@@ -155,6 +155,13 @@ struct benchmark {
   // Builds the input. May normalise `params` to the values that actually run (they are what the
   // JSON output records). Throws usage_error for parameters check() would reject.
   std::function<std::unique_ptr<instance>(param_values& params)> prepare;
+  // Optional, for size sweeps (--sweep; "work_units", "unit" and "working_set_bytes" in the
+  // JSON): how many elementary updates one run makes (named by `unit`, e.g. "cell update"), so
+  // that runs of different sizes compare per unit, and the bytes one pass over the data touches,
+  // to place a size against the caches.
+  std::function<double(const param_values& params)> work_units;
+  std::string unit;
+  std::function<double(const param_values& params)> working_set_bytes;
 
   const param_spec* find_param(std::string_view key) const noexcept;
   bool supports(impl i) const noexcept;

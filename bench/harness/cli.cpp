@@ -63,9 +63,53 @@ std::string keys_of(const benchmark& b) {
   return s;
 }
 
+// The key of --set or --sweep: bench.key or key.
+std::pair<std::string, std::string> split_key(const std::string& key) {
+  if (const auto dot = key.find('.'); dot != std::string::npos) {
+    return {key.substr(0, dot), key.substr(dot + 1)};
+  }
+  return {"", key};
+}
+
+// The plans a --set or --sweep key applies to: bench.key one benchmark, key every selected one
+// that has the parameter. Throws usage_error naming the flag when it applies to none.
+std::vector<bench_plan*> plans_with_key(std::vector<bench_plan>& plans, const registry& reg,
+                                        const std::string& flag, const std::string& key) {
+  const auto [bench_name, param] = split_key(key);
+  std::vector<bench_plan*> found;
+  std::string known;
+  for (auto& bp : plans) {
+    if (!bench_name.empty() && bp.bench->name != bench_name) continue;
+    if (bp.bench->find_param(param) == nullptr) {
+      if (!known.empty()) known += "; ";
+      known += keys_of(*bp.bench);
+      continue;
+    }
+    found.push_back(&bp);
+  }
+  if (!found.empty()) return found;
+  if (!bench_name.empty() && reg.find(bench_name) == nullptr) {
+    throw usage_error(flag + " " + key + ": unknown benchmark '" + bench_name +
+                      "'; known: " + reg.names());
+  }
+  if (known.empty()) {
+    throw usage_error(flag + " " + key + ": benchmark '" + bench_name +
+                      "' is not among those being run");
+  }
+  throw usage_error(flag + " " + key + ": unknown parameter '" + param + "'; " + known);
+}
+
+void set_param(bench_plan& bp, const std::string& flag, const std::string& key,
+               const std::string& value) {
+  const std::string param = split_key(key).second;
+  const param_spec* spec = bp.bench->find_param(param);
+  spec->validate(value, flag + " " + bp.bench->name + "." + param);
+  bp.params.set(param, value, spec->type, true);
+}
+
 constexpr std::string_view run_flags =
-    "--size, --set, --impl, --sched, --workers, --contend, --reps, --warmup, --json, --pmu, "
-    "--locality, --workspan";
+    "--size, --set, --sweep, --impl, --sched, --workers, --contend, --reps, --warmup, --json, "
+    "--pmu, --locality, --workspan";
 
 }  // namespace
 
@@ -162,8 +206,9 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.workspan = true;
       continue;
     }
-    static const std::vector<std::string> valued{"--size",    "--set",     "--impl", "--sched",
-                                                 "--workers", "--contend", "--reps", "--warmup"};
+    static const std::vector<std::string> valued{"--size",    "--set",   "--sweep",
+                                                 "--impl",    "--sched", "--workers",
+                                                 "--contend", "--reps",  "--warmup"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
       throw usage_error("run: unknown option '" + flag + "'; accepted: " + std::string(run_flags));
     }
@@ -188,6 +233,16 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
                           "': expected key=value (or bench.key=value)");
       }
       o.sets.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    } else if (flag == "--sweep") {
+      const auto eq = value.find('=');
+      std::vector<std::string> values;
+      if (eq != std::string::npos) values = split(std::string_view(value).substr(eq + 1), ',');
+      if (eq == std::string::npos || eq == 0 || values.empty() ||
+          std::find(values.begin(), values.end(), "") != values.end()) {
+        throw usage_error("--sweep: invalid value '" + value +
+                          "': expected key=v1,v2,... (or bench.key=v1,v2,...)");
+      }
+      o.sweeps.emplace_back(value.substr(0, eq), std::move(values));
     } else if (flag == "--impl") {
       for (const auto& name : split(value, ',')) {
         const auto which = parse_impl(name);
@@ -278,36 +333,26 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
 
   // --set: bench.key=value targets one benchmark, key=value every selected one that has the key.
   for (const auto& [key, value] : opts.sets) {
-    std::string bench_name, param = key;
-    if (const auto dot = key.find('.'); dot != std::string::npos) {
-      bench_name = key.substr(0, dot);
-      param = key.substr(dot + 1);
+    for (bench_plan* bp : plans_with_key(plan.benches, reg, "--set", key)) {
+      set_param(*bp, "--set", key, value);
     }
-    bool applied = false;
-    std::string known;
+  }
+  // --sweep: every plan a key applies to becomes one plan per value, in the order given.
+  for (const auto& [key, values] : opts.sweeps) {
+    const std::vector<bench_plan*> targets = plans_with_key(plan.benches, reg, "--sweep", key);
+    std::vector<bench_plan> swept;
     for (auto& bp : plan.benches) {
-      if (!bench_name.empty() && bp.bench->name != bench_name) continue;
-      const param_spec* spec = bp.bench->find_param(param);
-      if (spec == nullptr) {
-        if (!known.empty()) known += "; ";
-        known += keys_of(*bp.bench);
+      if (std::find(targets.begin(), targets.end(), &bp) == targets.end()) {
+        swept.push_back(std::move(bp));
         continue;
       }
-      spec->validate(value, "--set " + bp.bench->name + "." + param);
-      bp.params.set(param, value, spec->type, true);
-      applied = true;
-    }
-    if (!applied) {
-      if (!bench_name.empty() && reg.find(bench_name) == nullptr) {
-        throw usage_error("--set " + key + ": unknown benchmark '" + bench_name +
-                          "'; known: " + reg.names());
+      for (const auto& value : values) {
+        bench_plan copy = bp;
+        set_param(copy, "--sweep", key, value);
+        swept.push_back(std::move(copy));
       }
-      if (known.empty()) {
-        throw usage_error("--set " + key + ": benchmark '" + bench_name +
-                          "' is not among those being run");
-      }
-      throw usage_error("--set " + key + ": unknown parameter '" + param + "'; " + known);
     }
+    plan.benches = std::move(swept);
   }
 
   for (const auto& bp : plan.benches) {
@@ -372,6 +417,8 @@ std::string usage() {
        "run options (LIST = comma-separated; list options may be repeated):\n"
        "  --size small|medium|large   parameter defaults (default medium)\n"
        "  --set KEY=VALUE             override a parameter; BENCH.KEY=VALUE for one benchmark\n"
+       "  --sweep KEY=V1,V2,...       run the benchmark once per value (BENCH.KEY for one\n"
+       "                              benchmark; several sweeps: every combination)\n"
        "  --impl LIST                 serial, locus, tbb, omp (default: all the benchmark has)\n"
        "  --sched LIST                locus schedulers (default: LOCUS_SCHED if set, else\n"
        "                              ws); locus impl only\n"

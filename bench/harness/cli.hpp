@@ -20,11 +20,13 @@ struct cli_options {
   std::vector<std::string> benches;  // run: names or "all"; info: one name
   size_class size = size_class::medium;
   std::vector<std::pair<std::string, std::string>> sets;  // key (or bench.key), value
-  std::vector<impl> impls;                                // empty: what each benchmark supports
-  std::vector<std::string> scheds;                        // empty: {"ws"}
-  std::vector<int> workers;                               // empty: the available CPUs
-  std::vector<contention> loads;                          // empty: quiet only
-  std::optional<int> reps;                                // empty: default_reps(size)
+  // --sweep key=v1,v2,...: one plan per value (per combination, with several)
+  std::vector<std::pair<std::string, std::vector<std::string>>> sweeps;
+  std::vector<impl> impls;          // empty: what each benchmark supports
+  std::vector<std::string> scheds;  // empty: {"ws"}
+  std::vector<int> workers;         // empty: the available CPUs
+  std::vector<contention> loads;    // empty: quiet only
+  std::optional<int> reps;          // empty: default_reps(size)
   int warmup = 1;
   bool json = false;
   bool pmu = false;       // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)

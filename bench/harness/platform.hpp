@@ -9,6 +9,9 @@ namespace locus_bench {
 // CPUs this process may run on (sched_getaffinity), or hardware_concurrency when that fails.
 int available_cpus() noexcept;
 
+// The L2 cache of one core in bytes (the C library's sysconf), 0 when it does not say.
+std::size_t l2_cache_bytes() noexcept;
+
 // Runs body on a fresh thread with a `stack_bytes` stack and returns its result; the calling
 // thread waits. The serial elision, the oneTBB arena's calling thread and the OpenMP master
 // thread all recurse on this stack, which must hold the deepest tree (UTS T3L: 17844 levels).

@@ -18,6 +18,7 @@
 #include "harness/contention.hpp"
 #include "harness/data_placement.hpp"
 #include "harness/json.hpp"
+#include "harness/platform.hpp"
 #include "harness/regions.hpp"
 
 namespace locus_bench {
@@ -196,6 +197,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     r.result.bench = b.name;
     r.result.config = c;
     r.result.params_json = params.to_json();
+    if (b.work_units) {
+      r.result.work_units = b.work_units(params);
+      r.result.unit = b.unit;
+    }
+    if (b.working_set_bytes) r.result.working_set_bytes = b.working_set_bytes(params);
     runs.push_back(std::move(r));
   }
 
@@ -383,6 +389,11 @@ std::string format_json_line(const config_result& r) {
   optional_num("t1_over_ts", r.t1_over_ts);
   optional_num("t1_over_tp", r.t1_over_tp);
   optional_num("work_inflation", r.work_inflation);
+  if (r.work_units) o.num("work_units", *r.work_units).str("unit", r.unit);
+  if (r.working_set_bytes) {
+    o.num("working_set_bytes", *r.working_set_bytes);
+    if (const std::size_t l2 = l2_cache_bytes()) o.num("l2_bytes", static_cast<std::int64_t>(l2));
+  }
   o.boolean("verified", r.verified);
   o.str("result", r.result);
   if (!r.verified) o.str("error", r.error);
@@ -402,11 +413,18 @@ std::string format_table(const std::vector<config_result>& results) {
   rows.push_back({"bench", "impl", "sched", "workers", "reps", "median", "min", "median/serial",
                   "T1/TS", "T1/TP", "W_P/T1", "result"});
   if (loads) rows[0].insert(rows[0].begin() + 4, "contend");
+  // The parameters when one benchmark ran with several (--sweep).
+  bool swept = false;
+  for (const auto& a : results) {
+    for (const auto& b : results)
+      swept = swept || (a.bench == b.bench && a.params_json != b.params_json);
+  }
+  if (swept) rows[0].insert(rows[0].begin() + 1, "params");
   for (const auto& r : results) {
     std::optional<double> serial;
     for (const auto& s : results) {
-      if (s.bench == r.bench && s.config.which == impl::serial && s.config.load == r.config.load &&
-          s.verified && !s.times_s.empty()) {
+      if (s.bench == r.bench && s.params_json == r.params_json && s.config.which == impl::serial &&
+          s.config.load == r.config.load && s.verified && !s.times_s.empty()) {
         serial = s.median_s();
       }
     }
@@ -421,6 +439,7 @@ std::string format_table(const std::vector<config_result>& results) {
                     r.work_inflation ? fixed(*r.work_inflation, 3) : "-",
                     r.verified ? r.result : "FAILED: " + r.error});
     if (loads) rows.back().insert(rows.back().begin() + 4, r.config.load.text());
+    if (swept) rows.back().insert(rows.back().begin() + 1, r.params_json);
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -430,7 +449,8 @@ std::string format_table(const std::vector<config_result>& results) {
   for (const auto& row : rows) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i < 3 || (loads && i == 4) || i + 1 == row.size();
+      const std::size_t text_columns = swept ? 4 : 3;
+      const bool left = i < text_columns || (loads && i == text_columns + 1) || i + 1 == row.size();
       const std::string pad(width[i] - row[i].size(), ' ');
       if (i != 0) line += "  ";
       line += left ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i];

@@ -19,11 +19,14 @@ struct config_result {
   std::string bench;
   configuration config;
   std::string params_json = "{}";  // the values that ran (after prepare's normalisation)
-  std::vector<double> times_s;     // timed repetitions, in order
-  bool verified = true;            // every repetition (warm-up included) verified
-  std::string result;              // verdict::result of the last run
-  std::string error;               // first failure, if any
-  std::string stats_json = "{}";   // locus::stats::to_json() over the timed reps; {} otherwise
+  // benchmark::work_units, unit and working_set_bytes of those values, when it defines them.
+  std::optional<double> work_units, working_set_bytes;
+  std::string unit;
+  std::vector<double> times_s;    // timed repetitions, in order
+  bool verified = true;           // every repetition (warm-up included) verified
+  std::string result;             // verdict::result of the last run
+  std::string error;              // first failure, if any
+  std::string stats_json = "{}";  // locus::stats::to_json() over the timed reps; {} otherwise
   // --locality: locus::locality_report::to_json() summed over the timed reps, "null" for other
   // implementations; empty (no "locality" key) without --locality.
   std::string locality_json;

@@ -27,6 +27,9 @@ LOCALITY = os.path.join(HERE, "results_locality.jsonl")
 # locus-bench --contend none,1 (and one locus run under 1:1000/1000): fib n=20 serial 10 ms quiet,
 # 11 ms loaded; locus/ws/2 6 ms and 22 ms; tbb/2 5 ms and 8.8 ms.
 CONTEND = os.path.join(HERE, "results_contend.jsonl")
+# locus-bench --sweep n=100,200 of heat2d: 1e5 and 4e5 cell updates, working sets of 0.5 and 2 L2s;
+# serial 0.2 and 0.8 ms (2.00 ns per update both), locus/ws/2 0.15 and 0.4 ms (1.50, 1.00).
+SWEEP = os.path.join(HERE, "results_sweep.jsonl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
 SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
@@ -268,6 +271,28 @@ def test_contention():
     assert "## Quiet and contended" not in plain
 
 
+def test_size_sweep():
+    """ns per elementary update at each working set, in L2s; a size_sweep plot with matplotlib."""
+    out = scratch_dir()
+    plots = matplotlib_importable()
+    proc = run_tool([SWEEP, "--out", out] + ([] if plots else ["--no-plots"]))
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert_lines(text, [
+        "## Size sweep",
+        "### heat2d: ns per cell update",
+        "| working set | serial | locus/ws/2 |",
+        "| 0.50 MiB (0.50 L2) | 2.00 | 1.50 |",
+        "| 2.00 MiB (2.00 L2) | 2.00 | 1.00 |",
+    ])
+    if plots:
+        with open(os.path.join(out, "size_sweep.png"), "rb") as f:
+            assert f.read(8) == PNG_MAGIC
+    _, _, plain = markdown_only()
+    assert "## Size sweep" not in plain
+
+
 def test_time_units():
     """Three significant digits in the unit that keeps the value at least 1."""
     cases = {12.3456: "12.3 s", 1.0: "1.00 s", 0.25: "250 ms", 3.4e-5: "34.0 µs",
@@ -280,7 +305,8 @@ TESTS = [test_benchmark_tables, test_unverified_listed_first, test_summary_table
          test_breakdown_and_spawn_overhead, test_printed_paths, test_plots,
          test_missing_matplotlib_names_package, test_malformed_lines_exit_2,
          test_repeated_configuration_keeps_later, test_locality_model,
-         test_malformed_locality_exit_2, test_contention, test_time_units]
+         test_malformed_locality_exit_2, test_contention, test_size_sweep,
+         test_time_units]
 
 
 def main():

@@ -31,6 +31,12 @@ class Result:
     # locus-bench --contend: the load the configuration ran under ("1", "1:1000/1000"), or
     # "none" (the line has no "contend").
     contend: str = "none"
+    # Benchmarks that describe their size (locus-bench --sweep): elementary updates per run and
+    # their name, bytes one pass touches, and this machine's L2 per core; None when absent.
+    work_units: float | None = None
+    unit: str | None = None
+    working_set_bytes: float | None = None
+    l2_bytes: float | None = None
 
     @property
     def reps(self):
@@ -162,6 +168,10 @@ def parse_line(text, where):
     problem = _check_locality(obj.get("locality"))
     if problem:
         raise InputError(f"{where}: {problem}")
+    for field in ("work_units", "working_set_bytes", "l2_bytes"):
+        if field in obj and not (_is_number(obj[field]) and obj[field] > 0):
+            raise InputError(f"{where}: field '{field}' must be a positive number, got "
+                             f"{obj[field]!r}")
     contend = obj.get("contend", "none")
     if not isinstance(contend, str) or contend == "":
         raise InputError(f"{where}: field 'contend' must be a non-empty string, got {contend!r}")
@@ -170,7 +180,9 @@ def parse_line(text, where):
                   workers=obj["workers"], times_s=obj["times_s"], median_s=obj["median_s"],
                   min_s=obj["min_s"], verified=obj["verified"],
                   error=error if isinstance(error, str) else None, stats=obj["stats"],
-                  where=where, locality=obj.get("locality"), contend=contend)
+                  where=where, locality=obj.get("locality"), contend=contend,
+                  work_units=obj.get("work_units"), unit=obj.get("unit"),
+                  working_set_bytes=obj.get("working_set_bytes"), l2_bytes=obj.get("l2_bytes"))
 
 
 def read_file(path):

@@ -236,6 +236,34 @@ def contention_section(groups):
     return "\n\n".join(parts)
 
 
+def sweep_section(groups):
+    """Time per elementary update against the working set, per benchmark run at several sizes."""
+    found = m.sweeps(groups)
+    if not found:
+        return ""
+    parts = ["## Size sweep",
+             "Median time per elementary update (ns) at each working set (the bytes one pass "
+             "touches; in brackets, in units of this machine's L2 per core), serial and every "
+             "configuration at its largest worker count."]
+    for (bench, contend), sizes in found.items():
+        series = m.sweep_series(sizes)
+        sets = sorted({ws for points in series.values() for ws, _, _ in points})
+        l2 = next((l2 for points in series.values() for _, l2, _ in points if l2), None)
+        unit = next(r.unit for g in sizes for r in g.rows if r.unit)
+        header = ["working set"] + list(series)
+        rows = []
+        for ws in sets:
+            shown = f"{ws / 2**20:.2f} MiB" + (f" ({ws / l2:.2f} L2)" if l2 else "")
+            row = [shown]
+            for points in series.values():
+                ns = next((v for w, _, v in points if w == ws), None)
+                row.append(DASH if ns is None else f"{ns:.2f}")
+            rows.append(row)
+        title = bench if contend == "none" else f"{bench} [contend {contend}]"
+        parts.append(f"### {title}: ns per {unit}\n\n" + table(header, rows, 1))
+    return "\n\n".join(parts)
+
+
 def _usable_median(r):
     return r.median_s if r is not None and r.usable else None
 
@@ -250,7 +278,8 @@ def plots_section(plot_files):
 def render(title, paths, results, groups, plot_files):
     """The whole report; plot_files is a list of (caption, path) for the images beside it."""
     sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
-                summary_section(groups), contention_section(groups), benchmarks_section(groups),
+                summary_section(groups), contention_section(groups), sweep_section(groups),
+                benchmarks_section(groups),
                 breakdown_section(groups),
                 spawn_section(groups), locality_section(groups), plots_section(plot_files)]
     return "\n\n".join(s for s in sections if s) + "\n"

@@ -124,6 +124,35 @@ def m_key(r):
     return (r.impl, r.sched, r.workers)
 
 
+def sweeps(groups):
+    """{(bench, contend): [groups]} for every benchmark run at two or more sizes it describes
+    (work units and working set), the groups in order of working set."""
+    by = {}
+    for g in groups:
+        if any(r.work_units and r.working_set_bytes for r in g.rows):
+            by.setdefault((g.bench, g.contend), []).append(g)
+    return {k: sorted(v, key=lambda g: _working_set(g)) for k, v in by.items() if len(v) >= 2}
+
+
+def _working_set(g):
+    return next(r.working_set_bytes for r in g.rows if r.working_set_bytes)
+
+
+def sweep_series(sizes):
+    """{label at the most workers: [(working set bytes, L2 bytes or None, ns per unit)]} over
+    the groups of one sweep; the serial elision as its own series."""
+    series = {}
+    for g in sizes:
+        p = max(r.workers for r in g.rows)
+        for r in g.rows:
+            if not r.usable or not r.work_units or (r.impl != "serial" and r.workers != p):
+                continue
+            name = f"{label(r)}/{r.workers}" if r.impl != "serial" else "serial"
+            series.setdefault(name, []).append(
+                (r.working_set_bytes, r.l2_bytes, 1e9 * r.median_s / r.work_units))
+    return series
+
+
 def work_efficiency(g, r):
     """T1/TS for verified locus rows: the cost of the runtime on 1 worker relative to serial
     elision (the same for every worker count; shown per row for reading across)."""

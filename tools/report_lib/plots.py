@@ -138,10 +138,37 @@ def modeled_misses(groups, out_dir):
     return _save(fig, out_dir, "modeled_misses.png")
 
 
+def size_sweep(groups, out_dir):
+    """ns per elementary update against the working set (in L2s when known), log-log, one panel
+    per swept benchmark and load, one line per configuration."""
+    found = m.sweeps(groups)
+    if not found:
+        return None
+    fig, axes = _grid(len(found))
+    for ((bench, contend), sizes), ax in zip(found.items(), axes):
+        series = m.sweep_series(sizes)
+        in_l2 = all(l2 for points in series.values() for _, l2, _ in points)
+        for name, points in series.items():
+            xs = [ws / l2 if in_l2 else ws / 2**20 for ws, l2, _ in points]
+            ax.plot(xs, [ns for _, _, ns in points], marker="o", label=name)
+        if in_l2:
+            ax.axvline(1, color="grey", linestyle="--", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("working set (L2s of one core)" if in_l2 else "working set (MiB)")
+        unit = next(r.unit for g in sizes for r in g.rows if r.unit)
+        ax.set_ylabel(f"ns per {unit}")
+        ax.set_title(bench if contend == "none" else f"{bench} [contend {contend}]", fontsize=10)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, out_dir, "size_sweep.png")
+
+
 def write_all(groups, out_dir):
     """Every plot the data allows, as (caption, path) pairs in report order."""
     made = [("Speed-up over serial elision", speedup(groups, out_dir)),
             ("locus time breakdown (busy / idle / overhead)", breakdown(groups, out_dir)),
             ("locus per-spawn overhead", spawn_overhead(groups, out_dir)),
-            ("Modeled misses per cache level", modeled_misses(groups, out_dir))]
+            ("Modeled misses per cache level", modeled_misses(groups, out_dir)),
+            ("Time per update against the working set", size_sweep(groups, out_dir))]
     return [(caption, path) for caption, path in made if path is not None]
