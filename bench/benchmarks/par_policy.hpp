@@ -73,8 +73,28 @@ child_ref<std::remove_reference_t<F>> child(double work, F&& f) {
   return {work, &f};
 }
 
+// The place-hinted forms for a policy without places (the serial elision, the peers): the plain
+// ones.
+template <class P>
+struct without_places {
+  template <class Body>
+  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                                 const Body& body) {
+    P::for_range(lo, hi, g, body);
+  }
+  template <class... F>
+  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
+    P::invoke(bytes, c...);
+  }
+  template <class T, class Body, class Combine>
+  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
+                           const T& identity, const Body& body, const Combine& combine) {
+    return P::reduce(lo, hi, g, identity, body, combine);
+  }
+};
+
 // The serial elision: no runtime at all.
-struct serial {
+struct serial : without_places<serial> {
   static constexpr bool parallel = false;
   static constexpr bool child_first = true;
 
@@ -101,20 +121,6 @@ struct serial {
     T left = reduce(lo, mid, g, identity, body, combine);
     T right = reduce(mid, hi, g, identity, body, combine);
     return combine(std::move(left), std::move(right));
-  }
-  template <class Body>
-  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                                 const Body& body) {
-    for_range(lo, hi, g, body);
-  }
-  template <class... F>
-  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
-    invoke(bytes, c...);
-  }
-  template <class T, class Body, class Combine>
-  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                           const T& identity, const Body& body, const Combine& combine) {
-    return reduce(lo, hi, g, identity, body, combine);
   }
 };
 
@@ -233,7 +239,7 @@ struct locus_tasks {
 
 #if LOCUS_BENCH_PEERS
 
-struct tbb_tasks {
+struct tbb_tasks : without_places<tbb_tasks> {
   static constexpr bool parallel = true;
   static constexpr bool child_first = false;
 
@@ -282,20 +288,6 @@ struct tbb_tasks {
         },
         combine, tbb::simple_partitioner{});
   }
-  template <class Body>
-  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                                 const Body& body) {
-    for_range(lo, hi, g, body);
-  }
-  template <class... F>
-  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
-    invoke(bytes, c...);
-  }
-  template <class T, class Body, class Combine>
-  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                           const T& identity, const Body& body, const Combine& combine) {
-    return reduce(lo, hi, g, identity, body, combine);
-  }
 };
 
 namespace detail {
@@ -308,7 +300,7 @@ void omp_spawn(child_ref<F> c) {
 }
 }  // namespace detail
 
-struct omp_tasks {
+struct omp_tasks : without_places<omp_tasks> {
   static constexpr bool parallel = true;
   static constexpr bool child_first = false;
 
@@ -367,20 +359,6 @@ struct omp_tasks {
     T right = reduce(mid, hi, g, identity, body, combine);
 #pragma omp taskwait
     return combine(std::move(left), std::move(right));
-  }
-  template <class Body>
-  static void for_range_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                                 const Body& body) {
-    for_range(lo, hi, g, body);
-  }
-  template <class... F>
-  static void invoke_by_place(int /*places*/, std::size_t bytes, child_ref<F>... c) {
-    invoke(bytes, c...);
-  }
-  template <class T, class Body, class Combine>
-  static T reduce_by_place(int /*places*/, std::int64_t lo, std::int64_t hi, std::int64_t g,
-                           const T& identity, const Body& body, const Combine& combine) {
-    return reduce(lo, hi, g, identity, body, combine);
   }
 };
 
