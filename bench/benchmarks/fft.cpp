@@ -6,9 +6,9 @@
 // ponging between the two arrays. Transforms of length <= cutoff run serially (the plain strided
 // recursion, on contiguous data of at most cutoff elements), and so do unshuffle and butterfly
 // ranges of at most cutoff/2; the serial elision runs the same recursion and ranges in the same
-// order. Twiddles w^j = e^(-2 pi i j / n), j < n/2, are tabulated when prepared (a length-m
-// transform reads every (n/m)-th). The input is copied to the scratch array before each run
-// (untimed).
+// order. Twiddles w_m^j = e^(-2 pi i j / m), j < m/2, are tabulated for every length m when
+// prepared (those of m < n copied from n's, so the results are those of a single table). The input
+// is copied to the scratch array before each run (untimed).
 //
 // Seed 002 (CATS, Table 1: "FFT", a CPU-bound benchmark from the Cilk suite, whose fft.cilk is a
 // recursive divide and conquer with parallel unshuffle and twiddle loops); here its radix-2 form.
@@ -69,16 +69,24 @@ inline cplx operator*(cplx a, cplx b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 
+// The twiddles of every length m = 2, 4, ..., n, w_m^k for k < m/2, one table after another (that
+// of length m at m/2 - 1, the full length's last), so that a transform reads its length's table
+// contiguously. Read from the full length's table at stride n/m instead, a leaf transform below a
+// large n touches a cache line and a page per twiddle.
 struct plan {
-  const cplx* tw;  // n/2 twiddles of the full length n
+  const cplx* tw;
   dim cutoff;
 };
 
+const cplx* twiddles(const cplx* tables, dim m) {
+  return tables + (m / 2 - 1);
+}
+
 // Butterflies k in [lo, hi) of a length-2h transform whose halves are in src[0, h), src[h, 2h),
 // into dst (dst may be src).
-void butterflies(const cplx* src, cplx* dst, dim h, dim lo, dim hi, const cplx* tw, dim tw_stride) {
+void butterflies(const cplx* src, cplx* dst, dim h, dim lo, dim hi, const cplx* tw) {
   for (dim k = lo; k < hi; ++k) {
-    const cplx t = tw[k * tw_stride] * src[h + k];
+    const cplx t = tw[k] * src[h + k];
     const cplx e = src[k];
     dst[k] = e + t;
     dst[h + k] = e - t;
@@ -86,7 +94,7 @@ void butterflies(const cplx* src, cplx* dst, dim h, dim lo, dim hi, const cplx* 
 }
 
 // Serial transform of length m from in[0], in[stride], ... into out[0, m).
-void fft_serial(const cplx* in, dim stride, cplx* out, dim m, const cplx* tw, dim tw_stride) {
+void fft_serial(const cplx* in, dim stride, cplx* out, dim m, const cplx* tables) {
   if (m == 1) {
     out[0] = in[0];
     return;
@@ -97,9 +105,9 @@ void fft_serial(const cplx* in, dim stride, cplx* out, dim m, const cplx* tw, di
     return;
   }
   const dim h = m / 2;
-  fft_serial(in, 2 * stride, out, h, tw, 2 * tw_stride);
-  fft_serial(in + stride, 2 * stride, out + h, h, tw, 2 * tw_stride);
-  butterflies(out, out, h, 0, h, tw, tw_stride);
+  fft_serial(in, 2 * stride, out, h, tables);
+  fft_serial(in + stride, 2 * stride, out + h, h, tables);
+  butterflies(out, out, h, 0, h, twiddles(tables, m));
 }
 
 // body(lo, hi) on the halves of [lo, hi) down to ranges of at most `grain`: children of a
@@ -157,9 +165,9 @@ double work_of(dim m) {
 // unshuffle src into dst (even-indexed elements to the first half, odd ones to the second), the
 // two half-length transforms from dst back into src, and the butterflies from src into dst.
 template <impl I>
-void fft_par(cplx* src, cplx* dst, dim m, const plan& p, dim tw_stride) {
+void fft_par(cplx* src, cplx* dst, dim m, const plan& p) {
   if (m <= p.cutoff) {
-    fft_serial(src, 1, dst, m, p.tw, tw_stride);
+    fft_serial(src, 1, dst, m, p.tw);
     return;
   }
   const dim h = m / 2, grain = std::max<dim>(1, p.cutoff / 2);
@@ -172,30 +180,29 @@ void fft_par(cplx* src, cplx* dst, dim m, const plan& p, dim tw_stride) {
   if constexpr (I == impl::locus) {
     locus::task_group tg{locus::work_hint{work_of(m)},
                          locus::size_hint{static_cast<std::size_t>(2 * m) * sizeof(cplx)}};
-    tg.run([=, &p] { fft_par<I>(dst, src, h, p, 2 * tw_stride); }, locus::work_hint{work_of(h)});
-    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+    tg.run([=, &p] { fft_par<I>(dst, src, h, p); }, locus::work_hint{work_of(h)});
+    fft_par<I>(dst + h, src + h, h, p);
     tg.wait();
 #if LOCUS_BENCH_PEERS
   } else if constexpr (I == impl::tbb) {
     tbb::task_group tg;
-    tg.run([=, &p] { fft_par<I>(dst, src, h, p, 2 * tw_stride); });
-    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+    tg.run([=, &p] { fft_par<I>(dst, src, h, p); });
+    fft_par<I>(dst + h, src + h, h, p);
     tg.wait();
   } else if constexpr (I == impl::omp) {
     const plan* pp = &p;
-#pragma omp task default(none) firstprivate(dst, src, h, pp, tw_stride)
-    fft_par<I>(dst, src, h, *pp, 2 * tw_stride);
-    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+#pragma omp task default(none) firstprivate(dst, src, h, pp)
+    fft_par<I>(dst, src, h, *pp);
+    fft_par<I>(dst + h, src + h, h, p);
 #pragma omp taskwait
 #endif
   } else {
-    fft_par<I>(dst, src, h, p, 2 * tw_stride);
-    fft_par<I>(dst + h, src + h, h, p, 2 * tw_stride);
+    fft_par<I>(dst, src, h, p);
+    fft_par<I>(dst + h, src + h, h, p);
   }
-  const cplx* tw = p.tw;
-  for_ranges<I>(0, h, grain, 5 * sizeof(cplx), [src, dst, h, tw, tw_stride](dim lo, dim hi) {
-    butterflies(src, dst, h, lo, hi, tw, tw_stride);
-  });
+  const cplx* tw = twiddles(p.tw, m);
+  for_ranges<I>(0, h, grain, 5 * sizeof(cplx),
+                [src, dst, h, tw](dim lo, dim hi) { butterflies(src, dst, h, lo, hi, tw); });
 }
 
 class fft_instance final : public instance {
@@ -207,7 +214,7 @@ class fft_instance final : public instance {
         in_(static_cast<std::size_t>(n_)),
         work_(static_cast<std::size_t>(n_)),
         out_(static_cast<std::size_t>(n_)),
-        tw_(static_cast<std::size_t>(std::max<dim>(1, n_ / 2))),
+        tw_(static_cast<std::size_t>(std::max<dim>(1, n_ - 1))),
         scratch_{std::vector<cplx>(static_cast<std::size_t>(n_)),
                  std::vector<cplx>(static_cast<std::size_t>(n_))} {
     dense::splitmix64 g(7);
@@ -217,9 +224,14 @@ class fft_instance final : public instance {
       x.im = static_cast<double>(g.next() >> 11) * scale - 1.0;
     }
     const double pi = std::acos(-1.0);
+    cplx* full = tw_.data() + (n_ / 2 - 1);
     for (dim j = 0; j < n_ / 2; ++j) {
       const double angle = -2.0 * pi * static_cast<double>(j) / static_cast<double>(n_);
-      tw_[static_cast<std::size_t>(j)] = {std::cos(angle), std::sin(angle)};
+      full[j] = {std::cos(angle), std::sin(angle)};
+    }
+    for (dim m = 2; m < n_; m *= 2) {
+      cplx* t = tw_.data() + (m / 2 - 1);
+      for (dim k = 0; k < m / 2; ++k) t[k] = full[k * (n_ / m)];
     }
     double norm2 = 0;
     for (const auto& x : in_) norm2 += x.re * x.re + x.im * x.im;
@@ -238,17 +250,17 @@ class fft_instance final : public instance {
     const plan p{tw_.data(), cutoff_};
     switch (ctx.which) {
       case impl::serial:
-        fft_par<impl::serial>(work_.data(), out_.data(), n_, p, 1);
+        fft_par<impl::serial>(work_.data(), out_.data(), n_, p);
         break;
       case impl::locus:
-        fft_par<impl::locus>(work_.data(), out_.data(), n_, p, 1);
+        fft_par<impl::locus>(work_.data(), out_.data(), n_, p);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
-        fft_par<impl::tbb>(work_.data(), out_.data(), n_, p, 1);
+        fft_par<impl::tbb>(work_.data(), out_.data(), n_, p);
         break;
       case impl::omp:
-        fft_par<impl::omp>(work_.data(), out_.data(), n_, p, 1);
+        fft_par<impl::omp>(work_.data(), out_.data(), n_, p);
         break;
 #endif
       default:
@@ -271,12 +283,13 @@ class fft_instance final : public instance {
   }
 
  private:
-  // w^e for any e, from the half table: w^(e + n/2) = -w^e.
+  // w^e for any e (n >= 2), from the full length's table: w^(e + n/2) = -w^e.
   cplx power(std::uint64_t e) const {
+    const cplx* full = twiddles(tw_.data(), n_);
     const auto half = static_cast<std::uint64_t>(n_ / 2);
     e %= static_cast<std::uint64_t>(n_);
-    if (e < half) return tw_[e];
-    const cplx w = tw_[e - half];
+    if (e < half) return full[e];
+    const cplx w = full[e - half];
     return {-w.re, -w.im};
   }
 
@@ -318,7 +331,7 @@ class fft_instance final : public instance {
     std::vector<cplx>& conj_out = scratch_[0];
     std::vector<cplx>& back = scratch_[1];
     for (std::size_t i = 0; i < out_.size(); ++i) conj_out[i] = {out_[i].re, -out_[i].im};
-    fft_par<impl::serial>(conj_out.data(), back.data(), n_, plan{tw_.data(), cutoff_}, 1);
+    fft_par<impl::serial>(conj_out.data(), back.data(), n_, plan{tw_.data(), cutoff_});
     const double inv_n = 1.0 / static_cast<double>(n_);
     double err2 = 0;
     for (std::size_t i = 0; i < back.size(); ++i) {
