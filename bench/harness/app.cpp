@@ -4,6 +4,7 @@
 
 #include "harness/cli.hpp"
 #include "harness/idle.hpp"
+#include "harness/pingpong.hpp"
 #include "harness/platform.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
@@ -12,6 +13,7 @@ namespace locus_bench {
 
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
+    if (!args.empty() && args.front() == "pingpong") return run_pingpong(args, out);
     if (!args.empty() && args.front() == "idle") {
       environment_settings();  // the probe's runtime reads them: reject bad ones with status 2
       return run_idle_probe(args, out);

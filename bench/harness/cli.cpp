@@ -409,6 +409,8 @@ std::string usage() {
        "  locus-bench run BENCH[,BENCH...]|all [options]\n"
        "  locus-bench idle [--workers N] [--reps R] [--seconds S]\n"
        "      CPU time an idle runtime uses in S seconds after a parallel phase\n"
+       "  locus-bench pingpong [--cpus A,B] [--round-trips N]\n"
+       "      how long a cache line takes from one CPU to another and back\n"
        "  locus-bench load CPU [BUSY/IDLE]\n"
        "      one load process of --contend: pinned to CPU, spinning, or BUSY microseconds\n"
        "      at a time with IDLE asleep between, until killed or its parent ends\n"
