@@ -35,17 +35,6 @@ std::string usage_message(const std::function<void()>& f) {
   return "no usage_error";
 }
 
-std::vector<int> allowed() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
-
 // Whether pid still runs (a zombie whose parent has not reaped it does not).
 bool running(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -92,7 +81,7 @@ TEST(BenchContend, EveryConfigurationRunsUnderEveryLoad) {
 #ifdef LOCUS_BENCH_EXE
 
 TEST(BenchContend, LoadProcessesRunPinnedToTheLastCpusUntilTheContenderGoes) {
-  const std::vector<int> cpus = allowed();
+  const std::vector<int> cpus = cpus_allowed();
   for (const contention load : {contention{1, 0, 0}, contention{1, 300, 300}}) {
     SCOPED_TRACE(load.text());
     std::vector<pid_t> pids;

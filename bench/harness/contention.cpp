@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "harness/benchmark.hpp"
+#include "harness/platform.hpp"
 
 extern char** environ;
 
@@ -28,18 +29,6 @@ long long now_ns() noexcept {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
   return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
-  return cpus;
 }
 
 int parse_int(std::string_view text, int min, int max, bool& ok) {
@@ -91,7 +80,7 @@ contention parse_contention(std::string_view text, int cpus) {
 }
 
 contender::contender(const contention& load, const std::string& executable) {
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = cpus_allowed();
   if (static_cast<int>(cpus.size()) < load.processes) {
     throw std::runtime_error("--contend " + load.text() + ": this process may use only " +
                              std::to_string(cpus.size()) + " CPUs");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness/benchmark.hpp"
+#include "harness/platform.hpp"
 
 namespace locus_bench {
 namespace {
@@ -23,18 +24,6 @@ void pin_this_thread(int cpu) {
   if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
     throw std::runtime_error("pingpong: cannot run on CPU " + std::to_string(cpu));
   }
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
-  return cpus;
 }
 
 int parse_nonnegative(const std::string& flag, std::string_view text, int max) {
@@ -97,7 +86,7 @@ double cache_line_round_trip_ns(int cpu_a, int cpu_b, int round_trips, int batch
 }
 
 int run_pingpong(const std::vector<std::string>& args, std::ostream& out) {
-  const std::vector<int> allowed = allowed_cpus();
+  const std::vector<int> allowed = cpus_allowed();
   int a = -1, b = -1, round_trips = 100000;
   constexpr int batches = 5;
   for (std::size_t i = 1; i < args.size(); ++i) {

@@ -24,6 +24,18 @@ int available_cpus() noexcept {
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
 
+std::vector<int> cpus_allowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+  return cpus;
+}
+
 std::size_t l2_cache_bytes() noexcept {
   const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return bytes > 0 ? static_cast<std::size_t>(bytes) : 0;

@@ -3,11 +3,15 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace locus_bench {
 
 // CPUs this process may run on (sched_getaffinity), or hardware_concurrency when that fails.
 int available_cpus() noexcept;
+
+// The CPUs this process may run on (sched_getaffinity), in increasing order; empty when unknown.
+std::vector<int> cpus_allowed();
 
 // The L2 cache of one core in bytes (the C library's sysconf), 0 when it does not say.
 std::size_t l2_cache_bytes() noexcept;
