@@ -177,21 +177,28 @@ TEST(WorkSpan, BenchReportsWorkSpanAndParallelismForLocusRuns) {
       parse_command_line({"run", "fib", "--size", "small", "--workers", "2", "--reps", "1",
                           "--impl", "serial,locus", "--json", "--workspan", "--set", "n=20"}),
       registry::get(), 2);
-  std::ostringstream out, log;
-  ASSERT_EQ(execute(p, out, log), 0) << log.str();
-  std::istringstream in(out.str());
-  std::string serial, locus_line;
-  std::getline(in, serial);
-  std::getline(in, locus_line);
-  EXPECT_EQ(serial.find("\"work_s\""), std::string::npos) << serial;
-  for (const char* key : {"\"work_s\":", "\"span_s\":", "\"parallelism\":"}) {
-    EXPECT_NE(locus_line.find(key), std::string::npos) << key << " missing in " << locus_line;
-  }
   // fib(20) has far more parallelism than two (about 150: a span of about 4 us in 0.6 ms of
-  // work), so that a preemption on the measured path still leaves it above (fib(16), about 100
-  // from 0.12 ms of work, failed once in a ctest -j2 run on this shared machine).
-  const auto at = locus_line.find("\"parallelism\":") + 14;
-  EXPECT_GT(std::stod(locus_line.substr(at)), 2.0) << locus_line;
+  // work), but a preemption on the measured path inflates the span by milliseconds (fib(16), about
+  // 100, failed once in a ctest -j2 run on this shared machine; fib(20) once under ASan, with
+  // 1.59): the best of three invocations must show it.
+  double best = 0;
+  std::string last;
+  for (int attempt = 0; attempt < 3 && best <= 2.0; ++attempt) {
+    std::ostringstream out, log;
+    ASSERT_EQ(execute(p, out, log), 0) << log.str();
+    std::istringstream in(out.str());
+    std::string serial, locus_line;
+    std::getline(in, serial);
+    std::getline(in, locus_line);
+    EXPECT_EQ(serial.find("\"work_s\""), std::string::npos) << serial;
+    for (const char* key : {"\"work_s\":", "\"span_s\":", "\"parallelism\":"}) {
+      ASSERT_NE(locus_line.find(key), std::string::npos) << key << " missing in " << locus_line;
+    }
+    const auto at = locus_line.find("\"parallelism\":") + 14;
+    best = std::max(best, std::stod(locus_line.substr(at)));
+    last = locus_line;
+  }
+  EXPECT_GT(best, 2.0) << last;
 }
 
 }  // namespace
