@@ -24,12 +24,12 @@
 #include "harness/cli.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
+#include "locality_fixture.hpp"
 #include "locus/locality.hpp"
 #include "locus/locus.hpp"
 #include "prof/locality_lru.hpp"
 #include "prof/locality_mapping.hpp"
 #include "prof/locality_replay.hpp"
-#include "locality_fixture.hpp"
 #include "topology/topology.hpp"
 
 namespace {
