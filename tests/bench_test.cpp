@@ -102,6 +102,31 @@ TEST(BenchLocus, NqueensCutoffAndFibBaseCases) {
   EXPECT_EQ(v.result, "2680");
 }
 
+// knapsack's work depends on the order its bounds are found in: one worker searches in the
+// serial elision's order and visits exactly its nodes; two may visit more (or fewer), which is
+// what the node count lets a run's work inflation be checked against.
+std::int64_t knapsack_nodes(const verdict& v) {
+  const auto at = v.result.find("nodes=");
+  if (at == std::string::npos) return -1;
+  return std::stoll(v.result.substr(at + 6));
+}
+
+TEST(BenchLocus, KnapsackReportsTheNodesItVisited) {
+  const sets small{};
+  const verdict serial = run_once(*make_serial_region(), impl::serial, 1, "knapsack", small);
+  ASSERT_TRUE(serial.ok) << serial.message;
+  const std::int64_t serial_nodes = knapsack_nodes(serial);
+  ASSERT_GT(serial_nodes, 44) << serial.result;
+  locus::runtime one{locus::options{.workers = 1}};
+  const verdict v1 = run_once(*make_locus_region(one), impl::locus, 1, "knapsack", small);
+  EXPECT_TRUE(v1.ok) << v1.message;
+  EXPECT_EQ(knapsack_nodes(v1), serial_nodes);
+  locus::runtime two{locus::options{.workers = 2}};
+  const verdict v2 = run_once(*make_locus_region(two), impl::locus, 2, "knapsack", small);
+  EXPECT_TRUE(v2.ok) << v2.message;
+  EXPECT_GT(knapsack_nodes(v2), 0) << v2.result;
+}
+
 TEST(BenchSerial, AllBenchmarks) {
   const auto where = make_serial_region();
   for (const auto& c : cases()) {

@@ -11,8 +11,10 @@
 // subproblem with the item first instead (greedy order; these inputs then become easy). As in
 // Cilk, what gets pruned, and so the work, depends on the order in which solutions are found:
 // parallel runs may explore more or fewer nodes than the serial elision (the same code without
-// the spawns). With the default inputs, 2 workers visit about 1.7x the serial node count (the
-// thief takes the root's "with item 0" branch before good bounds exist).
+// the spawns). The result reports the nodes visited (`nodes=`), so that a run's work inflation
+// can be set against the extra nodes it searched: with the default inputs, 2 workers visit about
+// 1.7x the serial node count (the thief takes the root's "with item 0" branch before good bounds
+// exist).
 //
 // Peers (par_policy.hpp): the two subproblems are a tbb::task_group or omp task + taskwait, with
 // the same cutoff and the same atomic best value. oneTBB and OpenMP run the inline child before
@@ -57,18 +59,25 @@ void raise_best(std::atomic<std::int64_t>& best, std::int64_t v) {
   }
 }
 
+// What a search returns: the best value found (infeasible if none) and the nodes it visited,
+// counted on the way back so that no counter is shared between workers.
+struct outcome {
+  std::int64_t value = infeasible;
+  std::int64_t nodes = 0;
+};
+
 template <class P>
-std::int64_t knapsack(const problem& pr, int i, std::int64_t c, std::int64_t v) {
-  if (c < 0) return infeasible;
-  if (i == pr.n || c == 0) return v;
+outcome knapsack(const problem& pr, int i, std::int64_t c, std::int64_t v) {
+  if (c < 0) return {infeasible, 1};
+  if (i == pr.n || c == 0) return {v, 1};
   const item& e = pr.items[i];
   if (v + c * e.value / e.weight < pr.best_so_far->load(std::memory_order_relaxed)) {
-    return infeasible;  // pruned
+    return {infeasible, 1};  // pruned
   }
   if constexpr (P::parallel) {
     if (i >= pr.cutoff) return knapsack<par::serial>(pr, i, c, v);
   }
-  std::int64_t without = infeasible, with = infeasible;
+  outcome without, with;
   const auto skip = [&] { without = knapsack<P>(pr, i + 1, c, v); };
   const auto take = [&] { with = knapsack<P>(pr, i + 1, c - e.weight, v + e.value); };
   // The spawning worker searches the first subproblem (skip, or take with first=take) first, as
@@ -80,9 +89,9 @@ std::int64_t knapsack(const problem& pr, int i, std::int64_t c, std::int64_t v) 
   } else {
     P::invoke(0, par::child(1, skip), par::child(1, take));
   }
-  const std::int64_t best = std::max(with, without);
+  const std::int64_t best = std::max(with.value, without.value);
   raise_best(*pr.best_so_far, best);
-  return best;
+  return {best, 1 + with.nodes + without.nodes};
 }
 
 // The reference: best[c] = the most value with weight at most c.
@@ -123,7 +132,7 @@ class knapsack_instance final : public instance {
 
   void reset() override {
     best_so_far_.store(infeasible);
-    result_ = infeasible;
+    result_ = {};
   }
 
   void run(const run_context& ctx) override {
@@ -151,8 +160,8 @@ class knapsack_instance final : public instance {
 
   verdict verify() const override {
     verdict v;
-    v.result = std::to_string(result_);
-    v.ok = result_ == expected_;
+    v.result = "value=" + std::to_string(result_.value) + " nodes=" + std::to_string(result_.nodes);
+    v.ok = result_.value == expected_;
     if (!v.ok) v.message = "the dynamic program finds the optimum " + std::to_string(expected_);
     return v;
   }
@@ -164,7 +173,7 @@ class knapsack_instance final : public instance {
   std::int64_t capacity_ = 0;
   std::int64_t expected_ = 0;
   std::atomic<std::int64_t> best_so_far_{infeasible};
-  std::int64_t result_ = infeasible;
+  outcome result_;
 };
 
 }  // namespace
