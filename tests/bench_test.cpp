@@ -603,6 +603,39 @@ TEST(BenchOutput, FailedVerificationExitsOneAndStopsThatConfiguration) {
   EXPECT_EQ(log.str().find("rep 3/3"), std::string::npos) << log.str();
 }
 
+// Records which configuration runs, in order.
+class order_instance final : public instance {
+ public:
+  explicit order_instance(std::vector<std::pair<impl, int>>& order) : order_(order) {}
+  void run(const run_context& ctx) override { order_.emplace_back(ctx.which, ctx.workers); }
+  verdict verify() const override { return {true, "ok", ""}; }
+
+ private:
+  std::vector<std::pair<impl, int>>& order_;
+};
+
+TEST(BenchOutput, EachRoundStartsOneConfigurationLater) {
+  static std::vector<std::pair<impl, int>> order;
+  order.clear();
+  benchmark b;
+  b.name = "order";
+  b.impls = {impl::serial, impl::locus};
+  b.prepare = [](param_values&) -> std::unique_ptr<instance> {
+    return std::make_unique<order_instance>(order);
+  };
+  run_plan p;
+  p.reps = 2;
+  p.warmup = 1;
+  const std::vector<configuration> configs{
+      {impl::serial, "", 1, {}}, {impl::locus, "ws", 1, {}}, {impl::locus, "ws", 2, {}}};
+  p.benches.push_back({&b, {}, configs});
+  std::ostringstream out, log;
+  ASSERT_EQ(execute(p, out, log), 0) << log.str();
+  const std::pair<impl, int> s{impl::serial, 1}, w1{impl::locus, 1}, w2{impl::locus, 2};
+  const std::vector<std::pair<impl, int>> expected{s, w1, w2, w1, w2, s, w2, s, w1};
+  EXPECT_EQ(order, expected);
+}
+
 TEST(BenchOutput, TableHasRatioToSerial) {
   config_result s;
   s.bench = "fib";
