@@ -197,6 +197,8 @@ TEST(Hws, TheDefaultRoundOnSixteenWorkersIs3Then4Then16) {
 // children; then the first thief that aims at the root's worker goes on, and the others that aim
 // there wait until its steal is recorded.
 struct one_steal_gate {
+  std::atomic<bool> watching{false};
+  std::atomic<unsigned> seen{0};  // workers that attempted a steal since `watching`
   std::atomic<bool> armed{false};
   std::atomic<int> in_flight{0};  // attempts that passed before the gate was armed
   std::atomic<int> victim{-1};
@@ -222,6 +224,7 @@ void hold_at_gate(const hws_steal_event& e) {
     }
     return;
   }
+  if (g.watching.load()) g.seen.fetch_or(1u << e.thief);
   g.in_flight.fetch_add(1);
   if (!g.armed.load()) {
     passed_unarmed = true;
@@ -249,6 +252,17 @@ hws_steal_event first_steal(const char* attempts, const char* chunks, int childr
     locus::runtime rt{locus::options{.sched = "hws", .workers = 4, .topology = four}};
     std::atomic<int> ran{0};
     rt.exec([&] {
+      // A worker that fell asleep before this root existed sleeps until a push wakes it: spawn
+      // until every other worker has been seen looking for work (from then on its sleeps are
+      // short while the root runs).
+      g.watching.store(true);
+      const auto others = [] { return 0xFu & ~(1u << this_worker()); };
+      while ((g.seen.load() & others()) != others()) {
+        locus::task_group wake;
+        wake.run([] {});
+        wake.wait();
+        std::this_thread::yield();
+      }
       g.victim.store(this_worker());
       g.armed.store(true);
       while (g.in_flight.load() != 0) std::this_thread::yield();
@@ -269,7 +283,8 @@ hws_steal_event first_steal(const char* attempts, const char* chunks, int childr
 }
 
 // With the bound of 40, the 21st of 30 queued children publishes the oldest 11 (the private
-// region keeps up to half the bound).
+// region keeps up to half the bound); one more when a thief's request from the spawns that woke
+// the workers is still pending at the first push.
 constexpr int queued_children = 30;
 constexpr std::size_t public_children = 11;
 
@@ -296,9 +311,10 @@ TEST(Hws, StealsAcrossTheTopLevelTakeHalfOfThePublicItems) {
       EXPECT_EQ(e.taken, 2u);
       continue;
     }
-    EXPECT_EQ(e.stealable, public_children);
-    EXPECT_EQ(e.asked, (public_children + 1) / 2);
-    EXPECT_EQ(e.taken, (public_children + 1) / 2);
+    EXPECT_GE(e.stealable, public_children);
+    EXPECT_LE(e.stealable, public_children + 1);
+    EXPECT_EQ(e.asked, (e.stealable + 1) / 2);
+    EXPECT_EQ(e.taken, e.asked);
   }
 }
 

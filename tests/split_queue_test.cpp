@@ -126,7 +126,7 @@ TEST(SplitQueue, FullAtItsCapacityYetGrowsRatherThanLoseAPush) {
 // out exactly once.
 TEST(SplitQueue, RacingOwnerAndThievesNeitherLoseNorDuplicateAnItem) {
 #if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
-  constexpr std::uint32_t items = 200'000;
+  constexpr std::uint32_t items = 1'000'000;
 #else
   constexpr std::uint32_t items = 10'000'000;
 #endif
