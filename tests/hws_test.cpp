@@ -360,6 +360,36 @@ TEST(Hws, BadSettingsAreRejectedNamingTheVariableAndTheAcceptedValues) {
 
 // ---- programs
 
+int nest(int depth, bool serial_too) {
+  if (depth == 0) return 0;
+  int below = 0;
+  locus::task_group tg;
+  tg.run([&] { below = nest(depth - 1, serial_too); });
+  if (serial_too) tg.run([] {});  // with a bound of 1 the first child fills the queue
+  tg.wait();
+  return below + 1;
+}
+
+// Queued children helped at their parent's join, and serial ones, run on their parent's stack
+// until a quarter of it is left, then on stacks of their own.
+TEST(Hws, DeepHelpFirstRecursionMovesToFreshStacksRatherThanOverflowOne) {
+#if defined(LOCUS_TSAN)
+  constexpr int depth = 2'000;  // ThreadSanitizer stops at 8128 fibers
+#else
+  constexpr int depth = 10'000;
+#endif
+  const saved_env clear(hws_variables);
+  for (const char* bound : {"40", "1"}) {
+    const saved_env env("LOCUS_HWS_QUEUE_BOUND", bound);
+    locus::runtime rt{locus::options{.sched = "hws", .workers = 2, .stack_size = 64 * 1024}};
+    const bool serial_too = std::string(bound) == "1";
+    EXPECT_EQ(rt.exec([&] { return nest(depth, serial_too); }), depth) << "bound " << bound;
+    if (serial_too) {
+      EXPECT_GT(rt.stats().total().serial_spawns, 0u);
+    }
+  }
+}
+
 long nested_sum(locus::runtime& rt) {
   return rt.exec([] {
     std::atomic<long> sum{0};

@@ -43,6 +43,16 @@ char to_replaced_queue;
 // Marks a spawn record whose child runs serially: there is no continuation to publish.
 char runs_serially;
 
+// Whether more than a quarter of the running task's stack is left. A child that would run on its
+// parent's stack (a serial spawn, a queued child helped at the join) runs on a stack of its own
+// past that: deep help-first recursion must not overflow one stack.
+bool stack_has_room(const worker* w) noexcept {
+  const auto* here = static_cast<const std::byte*>(__builtin_frame_address(0));
+  const ult::stack& s = *w->running;
+  if (s.lo == nullptr) return true;  // not a pooled stack (the thread's own)
+  return here > s.lo && static_cast<std::size_t>(here - s.lo) > s.size / 4;
+}
+
 // What a child-first child owes the scheduler policy: nothing (a policy without per-spawn
 // hooks); its task hooks and a look at the `first` lane of the inbox when it ends; or, for a
 // child of an unhooked group (task_frame::children_unhooked), only the look at the lane.
@@ -132,13 +142,13 @@ void run_inline(worker& w, group_state& g, task_base* raw) {
 }
 
 // Children queued parent-first by this group may still sit in our deque: run them here rather
-// than suspend (help-first join).
+// than suspend (help-first join), while the stack has room.
 void help_with_own_tasks(group_state& g) {
   while (g.pending.load(std::memory_order_acquire) != 0) {
     worker* w = current_worker();  // a helped task may have moved us to another worker
     work_item* item = w->pop_local();
     if (item == nullptr) return;
-    if (item->kind == item_kind::task && item->group == &g) {
+    if (item->kind == item_kind::task && item->group == &g && stack_has_room(w)) {
       run_inline(*w, g, static_cast<task_base*>(item));
       continue;
     }
@@ -411,16 +421,6 @@ inline ult::stack* child_stack(worker* w) {
   return child;
 }
 
-// A serial child (spawn_decision::serial) keeps this much of its parent's stack free: deeper,
-// it runs child-first on a stack of its own.
-constexpr std::size_t serial_headroom_divisor = 4;
-
-bool room_for_serial_child(const worker* w) noexcept {
-  const auto* here = static_cast<const std::byte*>(__builtin_frame_address(0));
-  const ult::stack& s = *w->running;
-  return here > s.lo && static_cast<std::size_t>(here - s.lo) > s.size / serial_headroom_divisor;
-}
-
 // The child as a plain call on its parent's stack, with its own record meanwhile (as run_inline
 // does for a queued child): its code may suspend, and the parent then resumes wherever it does.
 void run_serially(worker* w, spawn_record& rec, const task_frame& record, const char* label) {
@@ -462,7 +462,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
   spawn_decision d = consult_policy(*w, g, frame, rec.options, false);
   if (d == spawn_decision::serial) {
-    if (room_for_serial_child(w)) {
+    if (stack_has_room(w)) {
       const task_frame record = frame;
       w->stacks.release_clean(child);
       run_serially(w, rec, record, label);
