@@ -183,8 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
                       stress_case{16, true, true, "adws"}, stress_case{2, false, true, "ml-adws"},
                       stress_case{16, true, true, "ml-adws"}, stress_case{2, false, true, "ml-ws"},
                       stress_case{16, true, true, "ml-ws"}, stress_case{2, false, true, "numa-ws"},
-                      stress_case{16, true, true, "numa-ws"},
-                      stress_case{2, false, true, "test-mixed"},
+                      stress_case{16, true, true, "numa-ws"}, stress_case{2, false, true, "hws"},
+                      stress_case{16, true, true, "hws"}, stress_case{2, false, true, "test-mixed"},
                       stress_case{16, true, true, "test-mixed"}),
     [](const auto& info) {
       std::string name = std::to_string(info.param.workers) + "workers" +

@@ -71,8 +71,8 @@ class locked_queue final : public ready_queue {
 };
 
 // Every core capability at once, for the randomized stress test: the locked queue, steal-half
-// from random victims, one child in eight routed to a random worker's inbox, and task hooks
-// that count begins and ends.
+// from random victims, one child in eight routed to a random worker's inbox, one in eight run
+// serially (spawn_decision::serial), and task hooks that count begins and ends.
 class mixed_policy final : public policy_base<mixed_policy> {
  public:
   static inline std::atomic<std::uint64_t> begun{0};
@@ -90,7 +90,9 @@ class mixed_policy final : public policy_base<mixed_policy> {
   }
 
   spawn_decision on_spawn(context& ctx, spawn_request& spawn) override {
-    if (ctx.workers() > 1 && ctx.random() % 8 == 0) return spawn_decision::route;
+    const std::uint32_t draw = ctx.random() % 8;
+    if (ctx.workers() > 1 && draw == 0) return spawn_decision::route;
+    if (draw == 1) return spawn_decision::serial;  // the core queues it if the program asked
     return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
   }
 

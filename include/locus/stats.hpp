@@ -31,7 +31,10 @@ struct worker_stats {
   // idle: looking for work with an empty local queue; overhead: the rest of the scheduler loop
   // (taking a found item, stack set-up, resuming it, releasing finished stacks).
   double busy_s = 0, idle_s = 0, overhead_s = 0;
-  std::uint64_t spawns = 0;         // child-first and parent-first spawns
+  std::uint64_t spawns = 0;  // child-first, parent-first and serial spawns
+  // Of which serial: the child ran as a plain call on its parent's stack and nothing became
+  // stealable (a policy's spawn_decision::serial, e.g. hws when the worker's queue is full).
+  std::uint64_t serial_spawns = 0;
   std::uint64_t suspensions = 0;    // joins that had to suspend the waiting task
   std::uint64_t local_resumes = 0;  // own continuations taken back by the scheduler loop
   std::uint64_t sleeps = 0;         // times the worker went to sleep
@@ -45,6 +48,8 @@ struct worker_stats {
   // more) and failed ones.
   std::vector<std::uint64_t> steals_by_level;
   std::vector<std::uint64_t> failed_steals_by_level;
+  // Items the successful steals at each level took (over steals_by_level: items per steal).
+  std::vector<std::uint64_t> stolen_items_by_level;
   // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).
   std::vector<pmu_value> pmu;
 

@@ -6,13 +6,13 @@
 #include <limits>
 
 namespace locus::config {
-namespace {
 
-[[noreturn]] void reject(std::string_view variable, std::string_view text,
-                         std::string_view accepted) {
+void reject(std::string_view variable, std::string_view text, std::string_view accepted) {
   throw config_error("locus: invalid " + std::string(variable) + "='" + std::string(text) +
                      "'; accepted values: " + std::string(accepted));
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -133,6 +133,38 @@ std::string parse_choice(std::string_view variable, std::string_view text,
   std::string list;
   for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a;
   reject(variable, text, list);
+}
+
+std::vector<int> parse_int_list(std::string_view variable, std::string_view text, int min, int max,
+                                const std::vector<std::string>& words, std::size_t max_entries,
+                                std::string_view accepted) {
+  std::vector<int> out;
+  std::string_view rest = text;
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string word = lower(item);
+    int value = 0;
+    bool named = false;
+    for (std::size_t i = 0; i < words.size() && !named; ++i) {
+      if (word == words[i]) {
+        value = -1 - static_cast<int>(i);
+        named = true;
+      }
+    }
+    if (!named) {
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || value < min ||
+          value > max) {
+        reject(variable, text, accepted);
+      }
+    }
+    out.push_back(value);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  if (out.size() > max_entries) reject(variable, text, accepted);
+  return out;
 }
 
 settings resolve(const options& o, const std::vector<std::string>& schedulers,

@@ -36,6 +36,10 @@ using env_lookup = const char* (*)(const char*);
 settings resolve(const options& explicit_options, const std::vector<std::string>& schedulers,
                  env_lookup getenv_fn = nullptr);
 
+// Throws config_error naming `variable`, the rejected text and what is accepted.
+[[noreturn]] void reject(std::string_view variable, std::string_view text,
+                         std::string_view accepted);
+
 // Parsers, each throwing config_error that names `variable`.
 std::size_t parse_size(std::string_view variable, std::string_view text);
 int parse_positive_int(std::string_view variable, std::string_view text);
@@ -51,5 +55,10 @@ std::vector<double> parse_weights(std::string_view variable, std::string_view te
                                   std::size_t count, std::string_view meaning);
 std::string parse_choice(std::string_view variable, std::string_view text,
                          const std::vector<std::string>& accepted);
+// From 1 to `max_entries` comma-separated entries, each an integer in [min, max] or one of
+// `words` (returned as -1 - its index); `accepted` describes them for the message.
+std::vector<int> parse_int_list(std::string_view variable, std::string_view text, int min, int max,
+                                const std::vector<std::string>& words, std::size_t max_entries,
+                                std::string_view accepted);
 
 }  // namespace locus::config

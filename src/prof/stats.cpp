@@ -26,13 +26,16 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
   std::snprintf(times, sizeof times, "\"busy_s\":%.6f,\"idle_s\":%.6f,\"overhead_s\":%.6f",
                 w.busy_s, w.idle_s, w.overhead_s);
   out << "{\"worker\":" << w.worker << ',' << times << ",\"spawns\":" << w.spawns
-      << ",\"suspensions\":" << w.suspensions << ",\"local_resumes\":" << w.local_resumes
-      << ",\"sleeps\":" << w.sleeps << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
+      << ",\"serial_spawns\":" << w.serial_spawns << ",\"suspensions\":" << w.suspensions
+      << ",\"local_resumes\":" << w.local_resumes << ",\"sleeps\":" << w.sleeps
+      << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
       << ",\"migrations\":" << w.migrations << ",\"stolen_items\":" << w.stolen_items
       << ",\"lost_races\":" << w.lost_races << ",\"steals_by_level\":";
   json_array(out, w.steals_by_level);
   out << ",\"failed_steals_by_level\":";
   json_array(out, w.failed_steals_by_level);
+  out << ",\"stolen_items_by_level\":";
+  json_array(out, w.stolen_items_by_level);
   if (!w.pmu.empty()) json_pmu(out, w.pmu);
   out << '}';
 }
@@ -167,6 +170,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   idle_s += w.idle_s;
   overhead_s += w.overhead_s;
   spawns += w.spawns;
+  serial_spawns += w.serial_spawns;
   suspensions += w.suspensions;
   local_resumes += w.local_resumes;
   sleeps += w.sleeps;
@@ -177,6 +181,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   lost_races += w.lost_races;
   add_levels(steals_by_level, w.steals_by_level);
   add_levels(failed_steals_by_level, w.failed_steals_by_level);
+  add_levels(stolen_items_by_level, w.stolen_items_by_level);
   add_pmu(pmu, w.pmu);
   return *this;
 }
@@ -232,6 +237,14 @@ std::string stats::to_text() const {
   for (const auto& w : workers) row(w, std::to_string(w.worker).c_str());
   const worker_stats sum_of_workers = total();
   row(sum_of_workers, "total");
+  if (sum_of_workers.serial_spawns != 0) {
+    std::snprintf(line, sizeof line,
+                  "serial spawns (plain calls, nothing stealable): %llu, %.1f%%\n",
+                  static_cast<unsigned long long>(sum_of_workers.serial_spawns),
+                  100.0 * static_cast<double>(sum_of_workers.serial_spawns) /
+                      static_cast<double>(std::max<std::uint64_t>(sum_of_workers.spawns, 1)));
+    out << line;
+  }
   if (!sum_of_workers.pmu.empty()) pmu_table(out, workers, sum_of_workers);
   if (suppressed_exceptions != 0) {
     out << "suppressed exceptions (thrown after a group's first one): " << suppressed_exceptions

@@ -40,6 +40,9 @@ class work_queue {
   virtual std::size_t steal(T* out, std::size_t max, steal_status* why) = 0;
   // Any thread: the number of items, approximate unless the owner asks with no thief at work.
   virtual std::size_t size() const noexcept = 0;
+  // Any thread: how many items a thief could take now, approximate (less than size() for a queue
+  // that keeps some private to its owner).
+  virtual std::size_t stealable() const noexcept { return size(); }
   bool empty() const noexcept { return size() == 0; }
 };
 

@@ -120,11 +120,16 @@ std::size_t context::queue_size(int victim) const noexcept {
   return w_.rt.at(victim).queue().size();
 }
 
+std::size_t context::stealable(int victim) const noexcept {
+  return w_.rt.at(victim).queue().stealable();
+}
+
 void context::count_steal(int victim, const steal_result& r) noexcept {
   const auto level = static_cast<std::size_t>(w_.rt.distance(w_.index, victim));
   if (r.item != nullptr) {
     w_.counters.steals[level].add();
     w_.counters.stolen_items.add(r.taken);
+    w_.counters.stolen_items_by_level[level].add(r.taken);
     return;
   }
   w_.counters.failed_steals[level].add();

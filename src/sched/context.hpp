@@ -91,6 +91,9 @@ class context {
   // Items in `victim`'s queue, read without synchronisation (a hint for how much to steal).
   std::size_t queue_size(int victim) const noexcept;
   bool queue_looks_empty(int victim) const noexcept { return queue_size(victim) == 0; }
+  // Items a thief could take from `victim`'s queue now (a split queue's public part), read
+  // without synchronisation: what steal-half halves.
+  std::size_t stealable(int victim) const noexcept;
 
   // ---- delivering (counted as pushes)
   // Puts `item` in `target`'s inbox and wakes `target` if it sleeps (no other worker).

@@ -40,6 +40,18 @@ using what = switch_msg::what;
 
 // Marks a spawn record whose continuation goes to its spawner's replaced queue.
 char to_replaced_queue;
+// Marks a spawn record whose child runs serially: there is no continuation to publish.
+char runs_serially;
+
+// Whether more than a quarter of the running task's stack is left. A child that would run on its
+// parent's stack (a serial spawn, a queued child helped at the join) runs on a stack of its own
+// past that: deep help-first recursion must not overflow one stack.
+bool stack_has_room(const worker* w) noexcept {
+  const auto* here = static_cast<const std::byte*>(__builtin_frame_address(0));
+  const ult::stack& s = *w->running;
+  if (s.lo == nullptr) return true;  // not a pooled stack (the thread's own)
+  return here > s.lo && static_cast<std::size_t>(here - s.lo) > s.size / 4;
+}
 
 // What a child-first child owes the scheduler policy: nothing (a policy without per-spawn
 // hooks); its task hooks and a look at the `first` lane of the inbox when it ends; or, for a
@@ -130,13 +142,13 @@ void run_inline(worker& w, group_state& g, task_base* raw) {
 }
 
 // Children queued parent-first by this group may still sit in our deque: run them here rather
-// than suspend (help-first join).
+// than suspend (help-first join), while the stack has room.
 void help_with_own_tasks(group_state& g) {
   while (g.pending.load(std::memory_order_acquire) != 0) {
     worker* w = current_worker();  // a helped task may have moved us to another worker
     work_item* item = w->pop_local();
     if (item == nullptr) return;
-    if (item->kind == item_kind::task && item->group == &g) {
+    if (item->kind == item_kind::task && item->group == &g && stack_has_room(w)) {
       run_inline(*w, g, static_cast<task_base*>(item));
       continue;
     }
@@ -368,7 +380,8 @@ namespace {
   if (!w.rt.hooks.spawn) return queued ? spawn_decision::parent_first : spawn_decision::child_first;
   spawn_request request{g, hints, child, queued};
   const spawn_decision d = w.rt.sched->on_spawn(w.ctx, request);
-  return queued && d == spawn_decision::child_first ? spawn_decision::parent_first : d;
+  const bool runs_now = d == spawn_decision::child_first || d == spawn_decision::serial;
+  return queued && runs_now ? spawn_decision::parent_first : d;
 }
 
 // Whether `g`'s children need no policy hook (task_frame::children_unhooked): decided at its
@@ -408,6 +421,30 @@ inline ult::stack* child_stack(worker* w) {
   return child;
 }
 
+// The child as a plain call on its parent's stack, with its own record meanwhile (as run_inline
+// does for a queued child): its code may suspend, and the parent then resumes wherever it does.
+void run_serially(worker* w, spawn_record& rec, const task_frame& record, const char* label) {
+  w->counters.spawns.add();
+  w->counters.serial_spawns.add();
+  group_state& g = *rec.group;
+  ult::stack* stack = w->running;
+  const task_frame parent = frame_of(*stack);
+  frame_of(*stack) = record;
+  rec.publish_elsewhere = &runs_serially;
+  if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
+  if (w->probed) probe_task_begin(*w, label, rec.start);
+  if (w->rt.hooks.task_begin) w->rt.sched->task_begin(w->ctx);
+  try {
+    rec.start(&rec);
+  } catch (...) {
+    record_exception(g, std::current_exception());
+  }
+  worker* now = current_worker();
+  if (now->probed) probe_task_end(*now, &g);
+  if (now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
+  frame_of(*stack) = parent;
+}
+
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
 // pays one byte test for all of them.
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
@@ -423,7 +460,16 @@ inline ult::stack* child_stack(worker* w) {
     return true;
   }
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
-  const spawn_decision d = consult_policy(*w, g, frame, rec.options, false);
+  spawn_decision d = consult_policy(*w, g, frame, rec.options, false);
+  if (d == spawn_decision::serial) {
+    if (stack_has_room(w)) {
+      const task_frame record = frame;
+      w->stacks.release_clean(child);
+      run_serially(w, rec, record, label);
+      return true;
+    }
+    d = spawn_decision::child_first;
+  }
   if (d != spawn_decision::child_first) {
     // spawn_routed takes the child's record from this stack, then gives the stack back.
     rec.route = static_cast<std::uint8_t>(d);
@@ -474,6 +520,7 @@ bool spawn_child_first_placed(spawn_record& rec) {
 
 namespace {
 [[gnu::noinline]] void publish_off_the_plain_path(spawn_record* rec) noexcept {
+  if (rec->publish_elsewhere == &runs_serially) return;
   if (rec->publish_elsewhere == &to_replaced_queue) {
     worker* w = rec->spawner;
     w->replaced_queue->push(rec);

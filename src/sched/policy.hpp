@@ -37,6 +37,11 @@ enum class spawn_decision : std::uint8_t {
   child_first,   // run the child now; the parent's continuation becomes stealable (the default)
   parent_first,  // queue the child on this worker's queue; the parent goes on
   route,         // hand the child, boxed as a task, to the policy's route()
+  // Run the child now as a plain call on the parent's stack, as the serial program would: nothing
+  // becomes stealable and no stack is taken (a worker whose queue is full, say). A stack with
+  // little room left runs the child child-first instead; a spawn the program asked to queue is
+  // queued.
+  serial,
 };
 
 // A spawn as on_spawn sees it. The child's record already holds what it inherits (its parent's
@@ -95,7 +100,8 @@ class policy {
   }
 
   // ---- per spawn and per task (called only when overridden)
-  // Every spawn: run the child now, queue it here, or route it.
+  // Every spawn: run the child now (with its continuation stealable, or serially), queue it
+  // here, or route it.
   virtual spawn_decision on_spawn(context& ctx, spawn_request& spawn) {
     (void)ctx;
     return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;

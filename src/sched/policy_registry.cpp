@@ -10,6 +10,7 @@ std::unique_ptr<policy> make_adws_policy();
 std::unique_ptr<policy> make_ml_adws_policy();
 std::unique_ptr<policy> make_ml_ws_policy();
 std::unique_ptr<policy> make_numa_ws_policy();
+std::unique_ptr<policy> make_hws_policy();
 
 namespace {
 
@@ -31,6 +32,10 @@ struct registry {
        "NUMA-WS: steals biased towards near places, frames pushed lazily to the place their "
        "hint names (single-entry mailboxes)",
        &make_numa_ws_policy},
+      {"hws",
+       "HotSLAW: split private/public bounded queues, help-first until full then serial, "
+       "nearest-level-first victims, one task per steal inside the top level and half across",
+       &make_hws_policy},
   };
 };
 

@@ -299,6 +299,7 @@ locus::stats runtime_impl::stats() const {
     ws.idle_s = static_cast<double>(idle) * 1e-9;
     ws.overhead_s = static_cast<double>(overhead) * 1e-9;
     ws.spawns = c.spawns.get();
+    ws.serial_spawns = c.serial_spawns.get();
     ws.suspensions = c.suspensions.get();
     ws.local_resumes = c.local_resumes.get();
     ws.sleeps = c.sleeps.get();
@@ -309,6 +310,7 @@ locus::stats runtime_impl::stats() const {
     ws.lost_races = c.lost_races.get();
     for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
     for (const auto& x : c.failed_steals) ws.failed_steals_by_level.push_back(x.get());
+    for (const auto& x : c.stolen_items_by_level) ws.stolen_items_by_level.push_back(x.get());
     ws.pmu = pmu.read(w->index);
     s.workers.push_back(std::move(ws));
   }
@@ -322,13 +324,14 @@ void runtime_impl::reset_stats() noexcept {
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
-    for (counter* x :
-         {&c.spawns, &c.suspensions, &c.local_resumes, &c.sleeps, &c.wakeups, &c.pushes,
-          &c.migrations, &c.stolen_items, &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+    for (counter* x : {&c.spawns, &c.serial_spawns, &c.suspensions, &c.local_resumes, &c.sleeps,
+                       &c.wakeups, &c.pushes, &c.migrations, &c.stolen_items, &c.lost_races,
+                       &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();
     for (auto& x : c.failed_steals) x.reset();
+    for (auto& x : c.stolen_items_by_level) x.reset();
   }
 }
 

@@ -51,12 +51,14 @@ struct counter {
 };
 
 struct worker_counters {
-  explicit worker_counters(int levels) : steals(levels), failed_steals(levels) {}
-  counter spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
+  explicit worker_counters(int levels)
+      : steals(levels), failed_steals(levels), stolen_items_by_level(levels) {}
+  counter spawns, serial_spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
   counter stolen_items, lost_races;
   counter busy_ns, idle_ns, overhead_ns;
   std::vector<counter> steals;  // successful steal operations, by topology distance
   std::vector<counter> failed_steals;
+  std::vector<counter> stolen_items_by_level;
 };
 
 // Message handed across a context switch: tells the resumed side which worker it now runs on
