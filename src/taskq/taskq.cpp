@@ -49,6 +49,12 @@ void run_held(taskq_impl& q, std::unique_ptr<held_task> h) {
 
 }  // namespace
 
+unsigned live_count::thread_shard() noexcept {
+  static std::atomic<unsigned> threads{0};
+  thread_local unsigned mine = threads.fetch_add(1, std::memory_order_relaxed);
+  return mine;
+}
+
 taskq_frame* current_taskq_frame() noexcept {
   return tls_frame;
 }
@@ -97,7 +103,7 @@ void taskq_impl::join(taskq_frame& f, std::exception_ptr& error) noexcept {
       for (auto& epoch : held->epochs) {
         for (auto& h : epoch) {
           if (h->self) end(*h->self, true, f);
-          live.fetch_sub(1, std::memory_order_acq_rel);
+          live.end();
         }
       }
       if (error) continue;  // join what end() may have released
@@ -126,13 +132,13 @@ void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self) 
   } catch (...) {
     error = std::current_exception();
   }
-  q.join(f, error);
+  if (f.put_any || error) q.join(f, error);
   if (self != nullptr) {
     q.end(*self, error != nullptr, f);
     q.join(f, error);
   }
   set_current_taskq_frame(nullptr);
-  q.live.fetch_sub(1, std::memory_order_acq_rel);
+  q.live.end();
   if (error) std::rethrow_exception(error);
 }
 
@@ -149,7 +155,7 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   taskq_frame& frame = q.frame_of(current);
   frame_ = &frame;
   frame.put_any = true;
-  q.live.fetch_add(1, std::memory_order_relaxed);
+  q.live.put();
   group_ = frame.fences ? nullptr : &frame.tg;
 }
 
@@ -197,7 +203,7 @@ void taskq::put(task_fn fn, const void* in, void* out) {
   taskq_frame* current = current_taskq_frame();
   taskq_frame& frame = q.frame_of(current);
   frame.put_any = true;
-  q.live.fetch_add(1, std::memory_order_relaxed);
+  q.live.put();
   if (frame.fences) {
     frame.fences->epochs.back().push_back(q.make_held(f, in, out));
     return;
@@ -224,7 +230,7 @@ taskq::dep taskq::put_after(std::span<const dep> after, task_fn fn, const void* 
   dep d;
   d.node_ = h->self;
   frame.put_any = true;
-  q.live.fetch_add(1, std::memory_order_relaxed);
+  q.live.put();
   if (frame.fences) {
     h->after.assign(after.begin(), after.end());
     frame.fences->epochs.back().push_back(std::move(h));
@@ -270,7 +276,7 @@ void taskq::fence() {
 }
 
 bool taskq::all_empty() const noexcept {
-  return impl_->live.load(std::memory_order_acquire) == 0;
+  return impl_->live.empty();
 }
 
 }  // namespace locus

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "locus/taskq.hpp"
+#include "taskq/live_count.hpp"
 
 namespace locus::detail {
 
@@ -87,7 +88,7 @@ class taskq_impl {
 
   const std::vector<taskq_function> functions;
   taskq_frame top{*this};
-  std::atomic<std::int64_t> live{0};  // put and not yet ended, held ones included
+  live_count live;  // put and not yet ended, held ones included
 
  private:
   void release(taskq_frame& f, std::unique_ptr<held_task> h);
