@@ -1,7 +1,8 @@
-// How many tasks of a queue are live (put and not yet ended), for all_empty(). A single counter
-// would be written by every put and every end on every worker, one cache line bouncing between
-// them; instead each thread counts its puts and ends in a shard of its own, and emptiness is read
-// as HotSLAW's collective test must be, without stopping anyone (see empty()).
+// How many tasks of a queue are live (put and not yet ended), for all_empty(). Counting them in
+// one atomic would cost every put and every end a locked read-modify-write (most of a put's own
+// cost, measured) on a cache line every worker writes. Instead each thread owns a shard whose
+// counters only it writes, with plain stores, and emptiness is read as HotSLAW's collective test
+// must be, without stopping anyone (see empty()).
 #pragma once
 
 #include <array>
@@ -12,33 +13,54 @@ namespace locus::detail {
 
 class live_count {
  public:
-  void put() noexcept { mine().puts.fetch_add(1, std::memory_order_relaxed); }
-  // Release: whoever sees this end also sees the put of the task (it happened before the task
+  void put() noexcept {
+    if (shard* s = mine()) [[likely]] {
+      s->puts.store(s->puts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      overflow_.puts.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Release: whoever reads this end also reads the put of the task (it happened before the task
   // started, which happened before its end).
-  void end() noexcept { mine().ends.fetch_add(1, std::memory_order_release); }
+  void end() noexcept {
+    if (shard* s = mine()) [[likely]] {
+      s->ends.store(s->ends.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    } else {
+      overflow_.ends.fetch_add(1, std::memory_order_release);
+    }
+  }
 
   // Every end read here has its put read after it, so ends never exceed puts, and they are equal
   // only if every put read has ended; a task live while this runs was put by a task (or caller)
   // live before, whose put is read and whose end is not. So equality means nothing was live.
   bool empty() const noexcept {
-    std::uint64_t ends = 0, puts = 0;
+    std::uint64_t ends = overflow_.ends.load(std::memory_order_acquire);
     for (const auto& s : shards_) ends += s.ends.load(std::memory_order_acquire);
+    std::uint64_t puts = overflow_.puts.load(std::memory_order_acquire);
     for (const auto& s : shards_) puts += s.puts.load(std::memory_order_acquire);
     return puts == ends;
   }
+
+  static constexpr unsigned shards = 64;
+
+  // The calling thread's slot: unique among live threads, reused after a thread exits (the
+  // handover is ordered by a lock). Threads beyond `shards` count in an atomic shared shard.
+  // Never inlined: a task may resume on another thread.
+  [[gnu::noipa]] static unsigned thread_slot() noexcept;
 
  private:
   struct alignas(64) shard {
     std::atomic<std::uint64_t> puts{0};
     std::atomic<std::uint64_t> ends{0};
   };
-  static constexpr unsigned shards = 32;  // more threads than this share shards, still exactly
 
-  shard& mine() noexcept { return shards_[thread_shard() % shards]; }
-  // The calling thread's number. Never inlined: a task may resume on another thread.
-  [[gnu::noipa]] static unsigned thread_shard() noexcept;
+  shard* mine() noexcept {
+    const unsigned slot = thread_slot();
+    return slot < shards ? &shards_[slot] : nullptr;
+  }
 
   std::array<shard, shards> shards_{};
+  shard overflow_;
 };
 
 }  // namespace locus::detail

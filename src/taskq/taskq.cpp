@@ -49,12 +49,6 @@ void run_held(taskq_impl& q, std::unique_ptr<held_task> h) {
 
 }  // namespace
 
-unsigned live_count::thread_shard() noexcept {
-  static std::atomic<unsigned> threads{0};
-  thread_local unsigned mine = threads.fetch_add(1, std::memory_order_relaxed);
-  return mine;
-}
-
 taskq_frame* current_taskq_frame() noexcept {
   return tls_frame;
 }
