@@ -56,7 +56,7 @@ void taskq_impl::release(taskq_frame& f, std::unique_ptr<held_task> h) {
 
 void taskq_impl::cancel(taskq_frame& f, std::unique_ptr<held_task> h) {
   if (h->self) end(*h->self, true, f);
-  live.end();
+  live.end(this_thread_live_slot());
 }
 
 }  // namespace locus::detail

@@ -40,8 +40,8 @@ struct thread_slot_holder {
 
 }  // namespace
 
-unsigned live_count::thread_slot() noexcept {
-  thread_local thread_slot_holder holder;
+unsigned live_count::acquire_slot() {
+  thread_local thread_slot_holder holder;  // gives the slot back when the thread exits
   return holder.slot;
 }
 

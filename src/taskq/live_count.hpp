@@ -13,8 +13,9 @@ namespace locus::detail {
 
 class live_count {
  public:
-  void put() noexcept {
-    if (shard* s = mine()) [[likely]] {
+  // `slot`: the calling thread's (acquire_slot()).
+  void put(unsigned slot) noexcept {
+    if (shard* s = shard_of(slot)) [[likely]] {
       s->puts.store(s->puts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
       overflow_.puts.fetch_add(1, std::memory_order_relaxed);
@@ -22,8 +23,8 @@ class live_count {
   }
   // Release: whoever reads this end also reads the put of the task (it happened before the task
   // started, which happened before its end).
-  void end() noexcept {
-    if (shard* s = mine()) [[likely]] {
+  void end(unsigned slot) noexcept {
+    if (shard* s = shard_of(slot)) [[likely]] {
       s->ends.store(s->ends.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     } else {
       overflow_.ends.fetch_add(1, std::memory_order_release);
@@ -43,10 +44,9 @@ class live_count {
 
   static constexpr unsigned shards = 64;
 
-  // The calling thread's slot: unique among live threads, reused after a thread exits (the
+  // A slot for the calling thread, unique among live threads and given back when it exits (the
   // handover is ordered by a lock). Threads beyond `shards` count in an atomic shared shard.
-  // Never inlined: a task may resume on another thread.
-  [[gnu::noipa]] static unsigned thread_slot() noexcept;
+  static unsigned acquire_slot();
 
  private:
   struct alignas(64) shard {
@@ -54,10 +54,7 @@ class live_count {
     std::atomic<std::uint64_t> ends{0};
   };
 
-  shard* mine() noexcept {
-    const unsigned slot = thread_slot();
-    return slot < shards ? &shards_[slot] : nullptr;
-  }
+  shard* shard_of(unsigned slot) noexcept { return slot < shards ? &shards_[slot] : nullptr; }
 
   std::array<shard, shards> shards_{};
   shard overflow_;

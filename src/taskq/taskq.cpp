@@ -13,8 +13,6 @@
 namespace locus::detail {
 namespace {
 
-thread_local taskq_frame* tls_frame = nullptr;
-
 void invoke(const taskq_function& fn, void* in, void* out) {
   if (fn.thunk != nullptr) {
     fn.thunk(fn.fn, in, out);
@@ -49,11 +47,12 @@ void run_held(taskq_impl& q, std::unique_ptr<held_task> h) {
 
 }  // namespace
 
-taskq_frame* current_taskq_frame() noexcept {
-  return tls_frame;
-}
-void set_current_taskq_frame(taskq_frame* f) noexcept {
-  tls_frame = f;
+// initial-exec: the inline access in this_taskq_thread() reads its offset from the GOT.
+[[gnu::tls_model("initial-exec")]] constinit thread_local taskq_thread_state tls_taskq asm(
+    "locus_tls_taskq"){nullptr, 0};
+
+taskq_thread_state* taskq_thread_state_noipa() noexcept {
+  return &tls_taskq;
 }
 
 const taskq_function& taskq_impl::find(task_fn fn, const char* verb) const {
@@ -97,7 +96,7 @@ void taskq_impl::join(taskq_frame& f, std::exception_ptr& error) noexcept {
       for (auto& epoch : held->epochs) {
         for (auto& h : epoch) {
           if (h->self) end(*h->self, true, f);
-          live.end();
+          live.end(this_thread_live_slot());
         }
       }
       if (error) continue;  // join what end() may have released
@@ -132,7 +131,7 @@ void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self) 
     q.join(f, error);
   }
   set_current_taskq_frame(nullptr);
-  q.live.end();
+  q.live.end(this_thread_live_slot());
   if (error) std::rethrow_exception(error);
 }
 
@@ -149,7 +148,7 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   taskq_frame& frame = q.frame_of(current);
   frame_ = &frame;
   frame.put_any = true;
-  q.live.put();
+  q.live.put(detail::this_thread_live_slot());
   group_ = frame.fences ? nullptr : &frame.tg;
 }
 
@@ -197,7 +196,7 @@ void taskq::put(task_fn fn, const void* in, void* out) {
   taskq_frame* current = current_taskq_frame();
   taskq_frame& frame = q.frame_of(current);
   frame.put_any = true;
-  q.live.put();
+  q.live.put(detail::this_thread_live_slot());
   if (frame.fences) {
     frame.fences->epochs.back().push_back(q.make_held(f, in, out));
     return;
@@ -224,7 +223,7 @@ taskq::dep taskq::put_after(std::span<const dep> after, task_fn fn, const void* 
   dep d;
   d.node_ = h->self;
   frame.put_any = true;
-  q.live.put();
+  q.live.put(detail::this_thread_live_slot());
   if (frame.fences) {
     h->after.assign(after.begin(), after.end());
     frame.fences->epochs.back().push_back(std::move(h));

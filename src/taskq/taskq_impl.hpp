@@ -59,11 +59,44 @@ struct taskq_frame {
   std::unique_ptr<fence_state> fences;
 };
 
-// The current task of the calling worker (null outside any taskq task). Never inlined: a task
-// may resume on another worker's thread after a put or a wait, so the thread-local address must
-// be computed again after each.
-[[gnu::noipa]] taskq_frame* current_taskq_frame() noexcept;
-[[gnu::noipa]] void set_current_taskq_frame(taskq_frame* f) noexcept;
+// What taskq keeps per thread: the current task of the calling worker (null outside any taskq
+// task), and its slot in the live counts.
+struct taskq_thread_state {
+  taskq_frame* frame;
+  unsigned slot;  // 1 + live_count slot; 0 until the thread first needs one
+};
+
+[[gnu::noipa]] taskq_thread_state* taskq_thread_state_noipa() noexcept;
+
+// The calling thread's state, its address computed afresh at every call: a task may resume on
+// another worker's thread after a put or a wait, and a compiler may keep a thread-local address
+// across calls (the thread pointer is constant to it). Inline where the target allows an
+// initial-exec load the compiler cannot merge (as the spawn path reads its worker).
+inline taskq_thread_state& this_taskq_thread() noexcept {
+#if defined(__x86_64__) && defined(__ELF__)
+  taskq_thread_state* t;
+  asm volatile(
+      "movq locus_tls_taskq@gottpoff(%%rip), %0\n\t"
+      "addq %%fs:0, %0"
+      : "=r"(t));
+  return *t;
+#else
+  return *taskq_thread_state_noipa();
+#endif
+}
+
+inline taskq_frame* current_taskq_frame() noexcept {
+  return this_taskq_thread().frame;
+}
+inline void set_current_taskq_frame(taskq_frame* f) noexcept {
+  this_taskq_thread().frame = f;
+}
+inline unsigned this_thread_live_slot() noexcept {
+  taskq_thread_state& t = this_taskq_thread();
+  if (t.slot == 0) [[unlikely]]
+    t.slot = live_count::acquire_slot() + 1;
+  return t.slot - 1;
+}
 
 class taskq_impl {
  public:
