@@ -18,6 +18,28 @@
 
 namespace {
 
+// Help-first everywhere: every spawn is queued, as HotSLAW's bounded queues do while they have
+// room, so puts are really queued and run later, by execute(), a wait or a thief.
+class help_first_policy final : public locus::detail::policy_base<help_first_policy> {
+ public:
+  locus::detail::work_item* find_work(locus::detail::context& ctx) override {
+    for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
+      if (const auto r = ctx.steal(ctx.random_victim())) return r.item;
+    }
+    return nullptr;
+  }
+  locus::detail::spawn_decision on_spawn(locus::detail::context&,
+                                         locus::detail::spawn_request&) override {
+    return locus::detail::spawn_decision::parent_first;
+  }
+};
+
+const bool help_first_registered =
+    locus::detail::register_policy({"test-help-first", "test: every spawn queued (help-first)",
+                                    []() -> std::unique_ptr<locus::detail::policy> {
+                                      return std::make_unique<help_first_policy>();
+                                    }});
+
 // Task functions reach their queue as the seed's do, through a global.
 locus::taskq* q = nullptr;
 
@@ -410,9 +432,9 @@ void sees_itself(const int&, int& out) {
 std::vector<std::string> schedulers() {
   std::vector<std::string> names;
   for (auto& n : locus::detail::policy_names()) {
-    // Of the test policies, the one with a locked queue, routing and steal-half, close to what
-    // HotSLAW's own scheduler does; the others starve on purpose.
-    if (n.rfind("test-", 0) == 0 && n != "test-mixed") continue;
+    // Of the test policies, the one with a locked queue, routing and steal-half, and the
+    // help-first one, close to what HotSLAW's own scheduler does; the others starve on purpose.
+    if (n.rfind("test-", 0) == 0 && n != "test-mixed" && n != "test-help-first") continue;
     names.push_back(n);
   }
   return names;
@@ -461,7 +483,11 @@ TEST_P(TaskqSched, ExceptionsReachWait) {
 }
 
 TEST_P(TaskqSched, NestedWaitsDoNotHang) {
-  locus::runtime rt{opts(GetParam(), 2)};
+  // A help-first wait runs its queued child on its own stack: 1500 nested waits then need more
+  // than the default 256 KiB (a child-first spawn gives each child a stack of its own).
+  locus::options o = opts(GetParam(), 2);
+  o.stack_size = std::size_t{4} << 20;
+  locus::runtime rt{o};
   check_nested_waits(rt);
 }
 
@@ -484,6 +510,37 @@ TEST(Taskq, OneWorkerRunsTheSeedsFib) {
   check_nested_waits(rt);
   check_dependences(rt);
   check_fences(rt, false);
+}
+
+TEST(Taskq, ExecuteRunsTheCallersQueuedTasks) {
+  ASSERT_TRUE(help_first_registered);
+  locus::runtime rt{opts("test-help-first", 1)};
+  locus::taskq queue{locus::task_function(check_small), locus::task_function(fib_task)};
+  queue_scope scope(queue);
+  std::vector<int> outs(4, -1);
+  long f = 0;
+  rt.exec([&] {
+    EXPECT_FALSE(queue.execute());  // nothing queued
+    for (int i = 0; i < 4; ++i) {
+      int in = i;
+      queue.put(check_small, in, outs[i]);
+      in = -9;  // the queued task has its own copy
+    }
+    EXPECT_FALSE(queue.all_empty());
+    // Newest first, like the seed's private region (LIFO).
+    EXPECT_TRUE(queue.execute());
+    EXPECT_EQ(outs[3], 3);
+    EXPECT_EQ(outs[0], -1);
+    EXPECT_TRUE(queue.execute());
+    EXPECT_EQ(outs[2], 2);
+    EXPECT_FALSE(queue.steal());  // one worker: no victim
+    queue.wait();                 // runs the rest
+    queue.put(fib_task, 15, f);
+    queue.wait();
+  });
+  EXPECT_EQ(outs, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(f, serial_fib(15));
+  EXPECT_TRUE(queue.all_empty());
 }
 
 TEST(Taskq, AllEmptyCountsRunningTasks) {
