@@ -49,9 +49,11 @@
 // and neither are the tasks that depend on it.
 //
 // Calls made from a taskq task refer to that task; calls made anywhere else (a root, a thread
-// that is not a worker) refer to the queue's top level, which one thread at a time may use. A
-// task that blocks in a plain task_group::wait of its own is still the current task when it
-// resumes; do not call this queue's top-level verbs from other tasks meanwhile.
+// that is not a worker) refer to the queue's top level, which one thread at a time may use. Which
+// task is calling is kept per worker and renewed at every taskq call that may switch tasks; a
+// taskq task that blocks in something else (a task_group::wait, a parallel_for) stays current on
+// its worker meanwhile, so work that worker picks up then, unless it is a taskq task itself,
+// must not call this queue.
 #pragma once
 
 #include <cstddef>
