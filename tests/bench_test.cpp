@@ -519,6 +519,12 @@ TEST(BenchOutput, JsonLineFormat) {
             R"("t1_over_tp":null,"work_inflation":null,"verified":true,)"
             R"("result":"6765","stats":{"scheduler":"ws"}})");
 
+  // taskq runs on a locus runtime: it has a scheduler too.
+  r.config = {impl::taskq, "adws", 2, {}};
+  EXPECT_NE(format_json_line(r).find(R"("impl":"taskq","sched":"adws","workers":2)"),
+            std::string::npos)
+      << format_json_line(r);
+
   r.config = {impl::serial, "", 1, {}};
   r.stats_json = "{}";
   r.verified = false;
