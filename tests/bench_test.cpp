@@ -127,6 +127,26 @@ TEST(BenchLocus, KnapsackReportsTheNodesItVisited) {
   EXPECT_GT(knapsack_nodes(v2), 0) << v2.result;
 }
 
+// The taskq versions (HotSLAW's task-queue API) of the seed's benchmarks, on every scheduler
+// that ships, with fib's cutoff and sparselu's fences.
+TEST(BenchTaskq, SeedBenchmarksOnEveryScheduler) {
+  std::vector<bench_case> all = cases();
+  all.push_back({"fib", {{"n", "22"}, {"cutoff", "10"}}, "17711"});
+  all.push_back({"nqueens", {{"n", "11"}, {"cutoff", "3"}}, "2680"});
+  for (const char* sched : {"ws", "adws", "ml-adws", "ml-ws", "numa-ws", "hws"}) {
+    locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+    const auto where = make_locus_region(rt);
+    for (const auto& c : all) {
+      SCOPED_TRACE(std::string(sched) + " " + c.bench);
+      const verdict v = run_once(*where, impl::taskq, 2, c.bench, c.overrides);
+      EXPECT_TRUE(v.ok) << v.message;
+      EXPECT_EQ(v.result, c.expected);
+    }
+    const verdict lu = run_once(*where, impl::taskq, 2, "sparselu", {{"nb", "12"}, {"bs", "8"}});
+    EXPECT_TRUE(lu.ok) << sched << ": " << lu.message;
+  }
+}
+
 TEST(BenchSerial, AllBenchmarks) {
   const auto where = make_serial_region();
   for (const auto& c : cases()) {
@@ -349,6 +369,24 @@ TEST(BenchCli, PlanRejectsUnknownBenchmarksKeysAndValues) {
                      "nqueens accepts n, cutoff", "uts accepts tree");
 }
 
+TEST(BenchCli, TaskqRunsOnlyWhenAsked) {
+  const registry& reg = registry::get();
+  // Not in a run without --impl (the main job's), so that what it compares stays the same.
+  const run_plan plain = make_plan(parse({"run", "fib", "--sched", "ws"}), reg, 2);
+  for (const auto& c : plain.benches[0].configs) EXPECT_NE(c.which, impl::taskq);
+  // Asked for, it runs per scheduler and worker count, as locus does.
+  const run_plan p = make_plan(
+      parse({"run", "fib", "--impl", "serial,taskq", "--sched", "ws,adws", "--workers", "1,2"}),
+      reg, 2);
+  std::vector<std::string> labels;
+  for (const auto& c : p.benches[0].configs) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"serial", "taskq/ws/1", "taskq/ws/2", "taskq/adws/1",
+                                              "taskq/adws/2"}));
+  EXPECT_USAGE_ERROR(make_plan(parse({"run", "cilksort", "--impl", "taskq"}), reg, 2), "--impl",
+                     "cilksort", "taskq");
+  EXPECT_NE(describe(*reg.find("uts")).find("(with --impl: taskq)"), std::string::npos);
+}
+
 TEST(BenchCli, PlanBuildsInterleavableConfigurations) {
   const registry& reg = registry::get();
 #if LOCUS_BENCH_PEERS
@@ -505,6 +543,12 @@ TEST(BenchOutput, JsonLineFormat) {
             R"("times_s":[0.5,0.25,1],"median_s":0.5,"min_s":0.25,"t1_over_ts":null,)"
             R"("t1_over_tp":null,"work_inflation":null,"verified":true,)"
             R"("result":"6765","stats":{"scheduler":"ws"}})");
+
+  // taskq runs on a locus runtime: it has a scheduler too.
+  r.config = {impl::taskq, "adws", 2, {}};
+  EXPECT_NE(format_json_line(r).find(R"("impl":"taskq","sched":"adws","workers":2)"),
+            std::string::npos)
+      << format_json_line(r);
 
   r.config = {impl::serial, "", 1, {}};
   r.stats_json = "{}";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <locus/task_group.hpp>
+#include <locus/taskq.hpp>
 
 #include "harness/benchmark.hpp"
 
@@ -43,6 +44,24 @@ std::int64_t fib_locus(int n, int cutoff) {
   const std::int64_t b = fib_locus<Cut>(n - 2, cutoff);
   tg.wait();
   return a + b;
+}
+
+// The seed's Fig. 2 through locus::taskq: both calls are tasks, joined by wait(); calls with
+// n < cutoff run the serial code (FIB_serial). Task functions find their queue through a global,
+// as the seed's do; one run at a time uses it.
+locus::taskq* fib_queue = nullptr;
+int fib_cutoff = 0;
+
+void fib_task(const int& n, std::int64_t& out) {
+  if (n < fib_cutoff || n < 2) {
+    out = fib_serial(n);
+    return;
+  }
+  std::int64_t x = 0, y = 0;
+  fib_queue->put(fib_task, n - 1, x);
+  fib_queue->put(fib_task, n - 2, y);
+  fib_queue->wait();
+  out = x + y;
 }
 
 #if LOCUS_BENCH_PEERS
@@ -108,6 +127,12 @@ class fib_instance final : public instance {
       case impl::locus:
         result_ = cutoff_ > 0 ? fib_locus<true>(n_, cutoff_) : fib_locus<false>(n_, 0);
         break;
+      case impl::taskq:
+        fib_queue = &queue_;
+        fib_cutoff = cutoff_;
+        queue_.put(fib_task, n_, result_);
+        queue_.wait();
+        break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = cutoff_ > 0 ? fib_tbb<true>(n_, cutoff_) : fib_tbb<false>(n_, 0);
@@ -134,6 +159,7 @@ class fib_instance final : public instance {
   int cutoff_;
   std::int64_t expected_;
   std::int64_t result_ = -1;
+  locus::taskq queue_{locus::task_function(fib_task)};
 };
 
 }  // namespace
@@ -151,6 +177,7 @@ benchmark make_fib_benchmark() {
                                   "= no cutoff (a spawn per call, fib(n+1) - 1 spawns)",
                                   {"0", "0", "0"}, 0, 92)};
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.on_request = {impl::taskq};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<fib_instance>(static_cast<int>(p.integer("n")),
                                           static_cast<int>(p.integer("cutoff")));

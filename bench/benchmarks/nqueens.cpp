@@ -7,6 +7,7 @@
 #include <string>
 
 #include <locus/task_group.hpp>
+#include <locus/taskq.hpp>
 
 #include "harness/benchmark.hpp"
 
@@ -66,6 +67,37 @@ std::uint64_t solve_locus(const problem& p, int row, board b) {
   return count;
 }
 
+// Through locus::taskq: a task per safe column, its input the problem and the board after
+// placing the queen (copied into the task), its output the subtree's count.
+struct nqueens_input {
+  const problem* p;
+  int row;
+  board b;
+};
+
+locus::taskq* nqueens_queue = nullptr;
+
+std::uint64_t solve_taskq(const problem& p, int row, board b);
+
+void nqueens_task(const nqueens_input& in, std::uint64_t& out) {
+  out = solve_taskq(*in.p, in.row, in.b);
+}
+
+std::uint64_t solve_taskq(const problem& p, int row, board b) {
+  if (row == p.n) return 1;
+  if (p.serial_below(row)) return solve_serial(p, row, b);
+  std::array<std::uint64_t, max_n> counts{};
+  int k = 0;
+  for (std::uint32_t avail = p.free_cols(b); avail != 0; avail &= avail - 1, ++k) {
+    nqueens_queue->put(nqueens_task, nqueens_input{&p, row + 1, p.place(b, avail & -avail)},
+                       counts[static_cast<std::size_t>(k)]);
+  }
+  nqueens_queue->wait();
+  std::uint64_t count = 0;
+  for (int i = 0; i < k; ++i) count += counts[static_cast<std::size_t>(i)];
+  return count;
+}
+
 #if LOCUS_BENCH_PEERS
 
 std::uint64_t solve_tbb(const problem& p, int row, board b) {
@@ -117,6 +149,11 @@ class nqueens_instance final : public instance {
       case impl::locus:
         result_ = solve_locus(p_, 0, {});
         break;
+      case impl::taskq:
+        nqueens_queue = &queue_;
+        queue_.put(nqueens_task, nqueens_input{&p_, 0, {}}, result_);
+        queue_.wait();
+        break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = solve_tbb(p_, 0, {});
@@ -145,6 +182,7 @@ class nqueens_instance final : public instance {
  private:
   problem p_;
   std::uint64_t result_ = ~std::uint64_t{0};
+  locus::taskq queue_{locus::task_function(nqueens_task)};
 };
 
 }  // namespace
@@ -164,6 +202,7 @@ benchmark make_nqueens_benchmark() {
                           {"0", "0", "0"}, 0, max_n),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.on_request = {impl::taskq};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<nqueens_instance>(static_cast<int>(p.integer("n")),
                                               static_cast<int>(p.integer("cutoff")));

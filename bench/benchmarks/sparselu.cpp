@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <locus/task_group.hpp>
+#include <locus/taskq.hpp>
 
 #include "benchmarks/dense_common.hpp"
 #include "harness/benchmark.hpp"
@@ -213,6 +214,56 @@ void factor_locus(const structure& s, block_matrix& m) {
   }
 }
 
+// Through locus::taskq, as the seed's SparseLU: three task functions whose inputs are the block
+// pointers (16, 16 and 24 bytes, its Table 1), the block order a global. Per step the parent
+// factors the diagonal block, puts the fwd and bdiv tasks, a fence, then the bmod tasks, which
+// the fence holds until the panel is done, and waits.
+struct panel_input {
+  const float* diag;
+  float* block;
+};
+struct update_input {
+  const float* row;
+  const float* col;
+  float* inner;
+};
+
+dim taskq_bs = 0;
+
+void fwd_task(const panel_input& in) {
+  fwd(taskq_bs, in.diag, in.block);
+}
+void bdiv_task(const panel_input& in) {
+  bdiv(taskq_bs, in.diag, in.block);
+}
+void bmod_task(const update_input& in) {
+  bmod(taskq_bs, in.row, in.col, in.inner);
+}
+
+void factor_taskq(const structure& s, block_matrix& m, locus::taskq& q) {
+  const dim nb = s.nb, bs = s.bs;
+  taskq_bs = bs;
+  for (dim kk = 0; kk < nb; ++kk) {
+    float* diag = m.at(kk, kk);
+    lu0(bs, diag);
+    for (dim jj = kk + 1; jj < nb; ++jj) {
+      if (s.present(kk, jj)) q.put(fwd_task, panel_input{diag, m.at(kk, jj)});
+    }
+    for (dim ii = kk + 1; ii < nb; ++ii) {
+      if (s.present(ii, kk)) q.put(bdiv_task, panel_input{diag, m.at(ii, kk)});
+    }
+    q.fence();
+    for (dim ii = kk + 1; ii < nb; ++ii) {
+      if (!s.present(ii, kk)) continue;
+      const float* row = m.at(ii, kk);
+      for (dim jj = kk + 1; jj < nb; ++jj) {
+        if (s.present(kk, jj)) q.put(bmod_task, update_input{row, m.at(kk, jj), m.at(ii, jj)});
+      }
+    }
+    q.wait();
+  }
+}
+
 #if LOCUS_BENCH_PEERS
 
 void factor_tbb(const structure& s, block_matrix& m) {
@@ -304,6 +355,9 @@ class sparselu_instance final : public instance {
         break;
       case impl::locus:
         factor_locus(s_, work_);
+        break;
+      case impl::taskq:
+        factor_taskq(s_, work_, queue_);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
@@ -452,6 +506,8 @@ class sparselu_instance final : public instance {
 
   structure s_;
   block_matrix orig_, ref_, work_;
+  locus::taskq queue_{locus::task_function(fwd_task), locus::task_function(bdiv_task),
+                      locus::task_function(bmod_task)};
 };
 
 }  // namespace
@@ -468,6 +524,7 @@ benchmark make_sparselu_benchmark() {
       param_spec::integer("bs", "block order (floats per side)", {"32", "64", "32"}, 1, 1024),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.on_request = {impl::taskq};
   b.check = [](const param_values& p) {
     const double floats =
         static_cast<double>(p.integer("nb")) * p.integer("nb") * p.integer("bs") * p.integer("bs");

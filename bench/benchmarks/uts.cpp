@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <locus/task_group.hpp>
+#include <locus/taskq.hpp>
 
 #include "benchmarks/uts_tree.hpp"
 #include "harness/benchmark.hpp"
@@ -77,6 +78,33 @@ counts search_locus(const tree_params& t, const state& s, int height) {
   return r.node_total();
 }
 
+// Through locus::taskq, as the seed's UTS: every child is a task (32 bytes of input there; here
+// the parent's state and the child's index, so that the child's SHA-1 is computed in its own
+// task as in the other versions), its output the child's subtree counts.
+struct uts_input {
+  const tree_params* t;
+  state parent;
+  int index;
+  int height;
+};
+
+locus::taskq* uts_queue = nullptr;
+
+counts search_taskq(const tree_params& t, const state& s, int height);
+
+void uts_task(const uts_input& in, counts& out) {
+  out = search_taskq(*in.t, uts::child_state(in.parent, in.index), in.height);
+}
+
+counts search_taskq(const tree_params& t, const state& s, int height) {
+  const int k = uts::num_children(t, s, height);
+  if (k <= 0) return {1, 1, height};
+  child_results r(k);
+  for (int i = 0; i < k; ++i) uts_queue->put(uts_task, uts_input{&t, s, i, height + 1}, r[i]);
+  uts_queue->wait();
+  return r.node_total();
+}
+
 #if LOCUS_BENCH_PEERS
 
 counts search_tbb(const tree_params& t, const state& s, int height) {
@@ -130,6 +158,10 @@ class uts_instance final : public instance {
       case impl::locus:
         result_ = search_locus(t_, root_, 0);
         break;
+      case impl::taskq:
+        uts_queue = &queue_;
+        result_ = search_taskq(t_, root_, 0);
+        break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = search_tbb(t_, root_, 0);
@@ -161,6 +193,7 @@ class uts_instance final : public instance {
   counts expected_;
   std::string source_;
   std::optional<counts> result_;
+  locus::taskq queue_{locus::task_function(uts_task)};
 };
 
 const char* const custom_keys[] = {"type", "b0", "d", "shape", "q", "m", "r", "f"};
@@ -318,6 +351,7 @@ benchmark make_uts_benchmark() {
                        {"0.5", "0.5", "0.5"}, 0, 1),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.on_request = {impl::taskq};
   b.check = check_uts;
   b.prepare = prepare_uts;
   return b;

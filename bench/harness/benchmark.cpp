@@ -12,7 +12,7 @@ namespace locus_bench {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> impl_names{"serial", "locus", "tbb", "omp"};
+constexpr std::array<std::string_view, 5> impl_names{"serial", "locus", "tbb", "omp", "taskq"};
 constexpr std::array<std::string_view, 3> size_names{"small", "medium", "large"};
 
 std::optional<std::int64_t> parse_int(std::string_view s) {
@@ -58,7 +58,7 @@ bool impl_compiled(impl i) noexcept {
   (void)i;
   return true;
 #else
-  return i == impl::serial || i == impl::locus;
+  return i == impl::serial || i == impl::locus || i == impl::taskq;
 #endif
 }
 
@@ -223,7 +223,8 @@ const param_spec* benchmark::find_param(std::string_view key) const noexcept {
 }
 
 bool benchmark::supports(impl i) const noexcept {
-  return std::find(impls.begin(), impls.end(), i) != impls.end();
+  return std::find(impls.begin(), impls.end(), i) != impls.end() ||
+         std::find(on_request.begin(), on_request.end(), i) != on_request.end();
 }
 
 param_values benchmark::defaults(size_class size) const {

@@ -40,10 +40,17 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Implementations a benchmark may provide. serial is the serial elision (no runtime at all).
-enum class impl { serial, locus, tbb, omp };
+// Implementations a benchmark may provide. serial is the serial elision (no runtime at all);
+// taskq is the same locus runtime programmed through locus::taskq (HotSLAW's task-queue API).
+enum class impl { serial, locus, tbb, omp, taskq };
 
-inline constexpr std::array<impl, 4> all_impls{impl::serial, impl::locus, impl::tbb, impl::omp};
+inline constexpr std::array<impl, 5> all_impls{impl::serial, impl::locus, impl::tbb, impl::omp,
+                                               impl::taskq};
+
+// Whether the implementation runs on a locus runtime (and so has a scheduler and locus stats).
+constexpr bool uses_locus_runtime(impl i) noexcept {
+  return i == impl::locus || i == impl::taskq;
+}
 
 std::string_view to_string(impl i) noexcept;
 std::optional<impl> parse_impl(std::string_view s) noexcept;
@@ -149,6 +156,9 @@ struct benchmark {
   std::string description;
   std::vector<param_spec> params;
   std::vector<impl> impls;  // supported and compiled in; serial first
+  // Also supported, but run only when --impl names them: what a run without --impl (the main
+  // job's) compares stays the same.
+  std::vector<impl> on_request;
   // Optional: rejects combinations of individually valid values (throwing usage_error). Called
   // when the command line is planned, before anything runs, so it must be cheap.
   std::function<void(const param_values& params)> check;

@@ -132,7 +132,8 @@ std::string configuration::label() const {
       s = "serial";
       break;
     case impl::locus:
-      s = "locus/" + sched + "/" + std::to_string(workers);
+    case impl::taskq:
+      s = std::string(to_string(which)) + "/" + sched + "/" + std::to_string(workers);
       break;
     default:
       s = std::string(to_string(which)) + "/" + std::to_string(workers);
@@ -253,7 +254,7 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
         if (!impl_compiled(*which)) {
           throw usage_error("--impl: '" + name +
                             "' is not available: this locus-bench was built without "
-                            "LOCUS_BENCH_PEERS (available: serial, locus)");
+                            "LOCUS_BENCH_PEERS (available: serial, locus, taskq)");
         }
         append_unique(o.impls, *which);
       }
@@ -384,9 +385,9 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
       for (const impl i : impls) {
         if (i == impl::serial) {
           bp.configs.push_back({impl::serial, "", 1, load});
-        } else if (i == impl::locus) {
+        } else if (uses_locus_runtime(i)) {
           for (const auto& s : scheds) {
-            for (const int w : workers) bp.configs.push_back({impl::locus, s, w, load});
+            for (const int w : workers) bp.configs.push_back({i, s, w, load});
           }
         } else {
           for (const int w : workers) bp.configs.push_back({i, "", w, load});
@@ -421,9 +422,10 @@ std::string usage() {
        "  --set KEY=VALUE             override a parameter; BENCH.KEY=VALUE for one benchmark\n"
        "  --sweep KEY=V1,V2,...       run the benchmark once per value (BENCH.KEY for one\n"
        "                              benchmark; several sweeps: every combination)\n"
-       "  --impl LIST                 serial, locus, tbb, omp (default: all the benchmark has)\n"
+       "  --impl LIST                 serial, locus, tbb, omp, taskq (default: all the\n"
+       "                              benchmark has but taskq, which runs only when named)\n"
        "  --sched LIST                locus schedulers (default: LOCUS_SCHED if set, else\n"
-       "                              ws); locus impl only\n"
+       "                              ws); locus and taskq impls only\n"
        "  --workers LIST              worker counts (default: the CPUs this process may use);\n"
        "                              serial always runs once with 1\n"
        "  --contend LIST              loads to run every configuration under, besides or\n"
@@ -467,6 +469,11 @@ std::string describe(const benchmark& b) {
   s << b.name << ": " << b.description << "\n";
   s << "implementations:";
   for (const impl i : b.impls) s << ' ' << to_string(i);
+  if (!b.on_request.empty()) {
+    s << " (with --impl:";
+    for (const impl i : b.on_request) s << ' ' << to_string(i);
+    s << ')';
+  }
   s << "\nparameters (--set KEY=VALUE; defaults small / medium / large):\n";
   for (const auto& p : b.params) {
     s << "  " << p.name << " = " << p.defaults[0] << " / " << p.defaults[1] << " / "

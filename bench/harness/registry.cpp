@@ -22,6 +22,7 @@ registry::registry() {
     if (!seen.insert(b.name).second) throw std::logic_error("duplicate benchmark " + b.name);
     if (!b.prepare) throw std::logic_error("benchmark " + b.name + " has no prepare()");
     std::erase_if(b.impls, [](impl i) { return !impl_compiled(i); });
+    std::erase_if(b.on_request, [](impl i) { return !impl_compiled(i); });
     std::set<std::string> keys;
     for (const auto& p : b.params) {
       if (!keys.insert(p.name).second) {

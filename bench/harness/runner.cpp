@@ -93,7 +93,7 @@ std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_p
   for (const auto& bp : plan.benches) {
     for (const auto& c : bp.configs) {
       const bool serial_model = c.which == impl::serial && plan.locality;
-      if (c.which != impl::locus && !serial_model) continue;
+      if (!uses_locus_runtime(c.which) && !serial_model) continue;
       const runtime_key key = serial_model ? serial_model_key : runtime_key{c.sched, c.workers};
       if (runtimes.count(key) != 0) continue;
       locus::options opts;
@@ -129,6 +129,7 @@ std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) 
     case impl::serial:
       return make_serial_region();
     case impl::locus:
+    case impl::taskq:
       return make_locus_region(*rt);
     case impl::tbb:
       return make_tbb_region(c.workers);
@@ -150,7 +151,7 @@ void measure_workspan(instance& inst, config_result& r, std::ostream& log) {
     opts.workspan = true;
     opts.locality = false;
     locus::runtime rt(opts);
-    const run_context ctx{impl::locus, 1, rt.num_places()};
+    const run_context ctx{r.config.which, 1, rt.num_places()};
     const auto region = make_locus_region(rt);
     for (int run = 0; run < 2; ++run) {
       inst.reset();
@@ -191,7 +192,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
   for (const auto& c : bp.configs) {
     config_run r;
     r.config = c;
-    if (c.which == impl::locus) r.rt = runtimes.at({c.sched, c.workers}).get();
+    if (uses_locus_runtime(c.which)) r.rt = runtimes.at({c.sched, c.workers}).get();
     r.model_rt = r.rt;
     if (c.which == impl::serial && plan.locality) r.model_rt = runtimes.at(serial_model_key).get();
     r.where = make_region(c, r.rt);
@@ -314,7 +315,7 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
   }
   if (plan.workspan) {
     for (auto& r : mine) {
-      if (r.config.which == impl::locus && r.verified) measure_workspan(*inst, r, log);
+      if (uses_locus_runtime(r.config.which) && r.verified) measure_workspan(*inst, r, log);
     }
   }
   derive_ratios(mine);
@@ -373,7 +374,7 @@ std::string format_json_line(const config_result& r) {
   json::object o;
   o.str("bench", r.bench);
   o.str("impl", to_string(r.config.which));
-  if (r.config.which == impl::locus) {
+  if (uses_locus_runtime(r.config.which)) {
     o.str("sched", r.config.sched);
   } else {
     o.null("sched");
@@ -438,7 +439,7 @@ std::string format_table(const std::vector<config_result>& results) {
     }
     const bool have = r.verified && !r.times_s.empty();
     rows.push_back({r.bench, std::string(to_string(r.config.which)),
-                    r.config.which == impl::locus ? r.config.sched : "-",
+                    uses_locus_runtime(r.config.which) ? r.config.sched : "-",
                     std::to_string(r.config.workers), std::to_string(r.times_s.size()),
                     have ? human_time(r.median_s()) : "FAILED", have ? human_time(r.min_s()) : "-",
                     have && serial && *serial > 0 ? fixed(r.median_s() / *serial, 3) : "-",

@@ -8,4 +8,5 @@
 #include "locus/runtime.hpp"
 #include "locus/stats.hpp"
 #include "locus/task_group.hpp"
+#include "locus/taskq.hpp"
 #include "locus/zmatrix.hpp"

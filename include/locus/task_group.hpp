@@ -10,6 +10,10 @@
 
 namespace locus {
 
+namespace detail {
+struct group_access;
+}
+
 // A set of child tasks joined by wait(). Children run child-first by default: run() starts the
 // child at once on a fresh user-level thread and the caller's continuation becomes stealable.
 //
@@ -97,6 +101,7 @@ class task_group {
   }
 
  private:
+  friend struct detail::group_access;  // layers built on task_group (taskq) reach its join state
   detail::group_state state_;
 };
 

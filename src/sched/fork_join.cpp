@@ -120,7 +120,7 @@ bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* m
 
 // A queued child run by its parent's wait, on the parent's stack: with its own record, which
 // then gives way to the parent's again.
-void run_inline(worker& w, group_state& g, task_base* raw) {
+std::int64_t run_inline(worker& w, group_state& g, task_base* raw) {
   std::unique_ptr<task_base> task(raw);
   ult::stack* stack = w.running;
   const task_frame parent = frame_of(*stack);
@@ -138,7 +138,7 @@ void run_inline(worker& w, group_state& g, task_base* raw) {
   if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
   task.reset();
-  g.pending.fetch_sub(1, std::memory_order_acq_rel);
+  return g.pending.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // Children queued parent-first by this group may still sit in our deque: run them here rather
@@ -595,6 +595,46 @@ void wait(group_state& g) {
     if (g.pending.load(std::memory_order_acquire) != 0) suspend_until_joined(current_worker(), g);
   }
   finish_group(g);
+}
+
+bool run_own_queued_task(group_state& g) {
+  worker* w = current_worker();
+  if (w == nullptr) return false;
+  work_item* item = w->pop_local();
+  if (item == nullptr) return false;
+  if (item->kind == item_kind::task && item->group == &g) {
+    run_inline(*w, g, static_cast<task_base*>(item));
+    return true;
+  }
+  w->push_local(item);
+  return false;
+}
+
+bool steal_and_run_task() {
+  worker* w = current_worker();
+  if (w == nullptr) return false;
+  work_item* item = w->rt.sched->find_work(w->ctx);
+  if (item == nullptr) return false;
+  if (item->kind != item_kind::task || item->group == nullptr) {
+    // A continuation, a waiter or a gang's share needs a context of its own: it waits on this
+    // worker's queue, where the scheduler loop (or another thief) takes it.
+    w->push_local(item);
+    w->rt.notify_work();
+    return false;
+  }
+  group_state& g = *item->group;
+  if (run_inline(*w, g, static_cast<task_base*>(item)) == group_state::waiter_flag + 1) {
+    // Its group's waiter is parked and this was its last child: this context cannot switch to
+    // it, so it is resumed through the queue (or where the policy routes it).
+    w = current_worker();
+    resume_item* resume = g.resume;
+    resume->origin = w->index;
+    if (!w->rt.hooks.route || g.unhooked || !w->rt.sched->route(w->ctx, *resume)) {
+      w->push_local(resume);
+      w->rt.notify_work();
+    }
+  }
+  return true;
 }
 
 void wait_noexcept(group_state& g) noexcept {

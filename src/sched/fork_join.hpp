@@ -37,4 +37,11 @@ inline worker* resumed(const ult::transfer& t) noexcept {
 // when this context is given its next job.
 ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* me) noexcept;
 
+// For layers that let a task help by hand (taskq's execute and steal). Runs the newest item of
+// the calling worker's queue if it is a task queued into `g`; returns whether it ran one.
+bool run_own_queued_task(group_state& g);
+// Asks the policy for work as an idle worker would and runs it here when it is a queued task;
+// anything else is left on this worker's queue. Returns whether it ran a task.
+bool steal_and_run_task();
+
 }  // namespace locus::detail

@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 
 from .load import params_key
 
-_IMPL_ORDER = {"serial": 0, "locus": 1, "tbb": 2, "omp": 3}
+_IMPL_ORDER = {"serial": 0, "locus": 1, "tbb": 2, "omp": 3, "taskq": 4}
+# Implementations that run on a locus runtime (taskq: the locus::taskq API on it).
+LOCUS_RUNTIME_IMPLS = ("locus", "taskq")
 COMPONENTS = ("busy_s", "idle_s", "overhead_s")
 
 
 def impl_rank(impl):
-    """Peers in a fixed order (serial, locus, tbb, omp), anything else after them by name."""
+    """Peers in a fixed order (serial, locus, tbb, omp, taskq), anything else after them by
+    name."""
     return (_IMPL_ORDER.get(impl, len(_IMPL_ORDER)), impl)
 
 
@@ -154,9 +157,9 @@ def sweep_series(sizes):
 
 
 def work_efficiency(g, r):
-    """T1/TS for verified locus rows: the cost of the runtime on 1 worker relative to serial
-    elision (the same for every worker count; shown per row for reading across)."""
-    if r.impl != "locus" or not r.usable:
+    """T1/TS for verified locus (and taskq) rows: the cost of the runtime on 1 worker relative to
+    serial elision (the same for every worker count; shown per row for reading across)."""
+    if r.impl not in LOCUS_RUNTIME_IMPLS or not r.usable:
         return None
     return _ratio(_median(g.one_worker(r.impl, r.sched)), _median(g.serial()))
 
@@ -169,8 +172,9 @@ def busy_per_rep(r):
 
 
 def work_inflation(g, r):
-    """W_P/T1 for locus rows: how much more busy time P workers spend than 1 worker's run."""
-    if r.impl != "locus":
+    """W_P/T1 for locus (and taskq) rows: how much more busy time P workers spend than 1 worker's
+    run."""
+    if r.impl not in LOCUS_RUNTIME_IMPLS:
         return None
     return _ratio(busy_per_rep(r), _median(g.one_worker(r.impl, r.sched)))
 

@@ -1,0 +1,132 @@
+// The state behind locus::taskq: the registered functions, the top-level task, the count of live
+// tasks, and the per-task frames that put, wait and fence act on.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "locus/taskq.hpp"
+#include "taskq/live_count.hpp"
+
+namespace locus::detail {
+
+struct group_access {
+  static group_state& of(task_group& tg) noexcept { return tg.state_; }
+};
+
+class taskq_impl;
+
+// A task whose input lives on the heap: one held back by a fence, or put with put_after. Owned by
+// a unique_ptr, except while it sits in the wait lists of its predecessors, where the one whose
+// end brings `waiting` to zero takes it back.
+struct held_task {
+  taskq_function fn;
+  std::unique_ptr<std::byte[]> input;
+  void* out = nullptr;
+  std::vector<taskq::dep> after;       // put_after's predecessors, while a fence holds it
+  std::shared_ptr<taskq_node> self;    // for tasks that others may depend on
+  std::atomic<int> waiting{0};         // unfinished predecessors
+  std::atomic<bool> cancelled{false};  // a predecessor threw
+};
+
+// HotSLAW's sync node: the end of one task and the wait list of the tasks that depend on it.
+struct taskq_node {
+  std::mutex lock;
+  std::atomic<bool> ended{false};
+  bool failed = false;
+  std::vector<held_task*> waiters;
+};
+
+// Puts held by fences, by epoch: epochs[0] runs once everything put before the first fence has
+// ended, epochs[1] after that, and so on; puts go to the last epoch.
+struct fence_state {
+  std::deque<std::vector<std::unique_ptr<held_task>>> epochs;
+};
+
+// One task of a queue (or its top level): the group its puts join, and its fences.
+struct taskq_frame {
+  explicit taskq_frame(taskq_impl& queue) noexcept : q(queue) {}
+  taskq_impl& q;
+  task_group tg;
+  bool put_any = false;  // since the last join: a fence with nothing before it is a no-op
+  std::unique_ptr<fence_state> fences;
+};
+
+// What taskq keeps per thread: the current task of the calling worker (null outside any taskq
+// task), and its slot in the live counts.
+struct taskq_thread_state {
+  taskq_frame* frame;
+  unsigned slot;  // 1 + live_count slot; 0 until the thread first needs one
+};
+
+[[gnu::noipa]] taskq_thread_state* taskq_thread_state_noipa() noexcept;
+
+// The calling thread's state, its address computed afresh at every call: a task may resume on
+// another worker's thread after a put or a wait, and a compiler may keep a thread-local address
+// across calls (the thread pointer is constant to it). Inline where the target allows an
+// initial-exec load the compiler cannot merge (as the spawn path reads its worker).
+inline taskq_thread_state& this_taskq_thread() noexcept {
+#if defined(__x86_64__) && defined(__ELF__)
+  taskq_thread_state* t;
+  asm volatile(
+      "movq locus_tls_taskq@gottpoff(%%rip), %0\n\t"
+      "addq %%fs:0, %0"
+      : "=r"(t));
+  return *t;
+#else
+  return *taskq_thread_state_noipa();
+#endif
+}
+
+inline taskq_frame* current_taskq_frame() noexcept {
+  return this_taskq_thread().frame;
+}
+inline void set_current_taskq_frame(taskq_frame* f) noexcept {
+  this_taskq_thread().frame = f;
+}
+inline unsigned this_thread_live_slot() noexcept {
+  taskq_thread_state& t = this_taskq_thread();
+  if (t.slot == 0) [[unlikely]]
+    t.slot = live_count::acquire_slot() + 1;
+  return t.slot - 1;
+}
+
+class taskq_impl {
+ public:
+  explicit taskq_impl(std::span<const taskq_function> fns) : functions(fns.begin(), fns.end()) {}
+
+  // The registered entry of fn, or throws std::invalid_argument naming `verb`.
+  const taskq_function& find(task_fn fn, const char* verb) const;
+  // The frame calls on this queue refer to: the calling task's, or the top level's.
+  taskq_frame& frame_of(taskq_frame* current) noexcept {
+    return current != nullptr && &current->q == this ? *current : top;
+  }
+
+  std::unique_ptr<held_task> make_held(const taskq_function& fn, const void* in, void* out) const;
+  // Starts h in f once its predecessors (`after`) have ended: now, or from the wait lists.
+  void submit(taskq_frame& f, std::unique_ptr<held_task> h, std::span<const taskq::dep> after);
+  // Ends node n: marks it, and releases (or, when it failed, cancels) the tasks waiting for it,
+  // as children of frame f.
+  void end(taskq_node& n, bool failed, taskq_frame& f);
+  // Joins f's tasks, releasing the epochs its fences hold one after the other; the first
+  // exception goes to `error` (later ones are dropped, as a task_group does).
+  void join(taskq_frame& f, std::exception_ptr& error) noexcept;
+
+  const std::vector<taskq_function> functions;
+  taskq_frame top{*this};
+  live_count live;  // put and not yet ended, held ones included
+
+ private:
+  void release(taskq_frame& f, std::unique_ptr<held_task> h);
+  void launch(taskq_frame& f, std::unique_ptr<held_task> h);
+  void cancel(taskq_frame& f, std::unique_ptr<held_task> h);
+};
+
+}  // namespace locus::detail
