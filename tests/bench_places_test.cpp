@@ -162,7 +162,9 @@ TEST_F(BenchPlacesOnFourPlaces, PlaceBindsEachBenchmarksDataOverThePlaces) {
     }
     EXPECT_LT(share[0], 0.05);
     EXPECT_GT(share[1], c.placed_remote_share);
-    EXPECT_LT(share[1], 0.8);
+    // At most a little over 3/4: pages at the parts' edges go whole to one place (matmul-z: 0.801
+    // with some heap layouts).
+    EXPECT_LT(share[1], 0.85);
   }
 }
 

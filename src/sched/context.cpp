@@ -31,6 +31,14 @@ std::uint64_t context::now_ns() const noexcept {
   return clock_ns();
 }
 
+bool context::searching(int worker, std::uint64_t within_ns) const noexcept {
+  const detail::worker& t = w_.rt.at(worker);
+  if (t.current_phase.load(std::memory_order_relaxed) != worker::phase::idle) return false;
+  if (t.asleep.load(std::memory_order_relaxed)) return false;
+  const std::uint64_t beat = t.search_beat_ns.load(std::memory_order_relaxed);
+  return clock_ns() < beat + within_ns;
+}
+
 std::uint32_t context::random() noexcept {
   return w_.next_random();
 }

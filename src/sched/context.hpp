@@ -51,6 +51,10 @@ class context {
   // The other workers at exactly `level` from this one.
   int workers_at(int level) const noexcept;
   std::uint64_t now_ns() const noexcept;
+  // Whether `worker` is awake in its scheduler loop looking for work and began a round of that
+  // within the last `within_ns`: work handed to it now starts within about a round. A worker
+  // that is busy, asleep, or descheduled by the OS in mid-search is not searching.
+  bool searching(int worker, std::uint64_t within_ns) const noexcept;
 
   // ---- randomness and victims (-1 when there is no such worker; victims.hpp draws from any
   // distribution over the workers)

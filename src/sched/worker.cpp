@@ -91,6 +91,7 @@ void worker::main_loop() {
 work_item* worker::find_work() {
   unsigned rounds = 0;
   while (!rt.stopping()) {
+    search_beat_ns.store(clock_ns(), std::memory_order_relaxed);
     if (work_item* first = mail.take(lane::first)) {
       if (trace != nullptr) {
         if (const int from = origin_of(first); from >= 0) trace->migrated_from(from);
@@ -112,7 +113,14 @@ work_item* worker::find_work() {
     }
     if (work_item* stolen = rt.sched->find_work(ctx)) {
       if (trace != nullptr) {
-        if (const int victim = origin_of(stolen); victim >= 0) trace->steal_from(victim);
+        // A waiter a policy handed over through its own queues moved; it was not stolen.
+        if (const int from = origin_of(stolen); from >= 0) {
+          if (stolen->kind == item_kind::resume) {
+            trace->migrated_from(from);
+          } else {
+            trace->steal_from(from);
+          }
+        }
       }
       return stolen;
     }

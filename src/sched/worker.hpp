@@ -143,6 +143,8 @@ class alignas(64) worker {
   // announced that it is going to sleep.
   alignas(64) std::atomic<std::uint32_t> wake_word{0};
   std::atomic<bool> asleep{false};
+  // When this worker last began a round of looking for work (clock_ns), for context::searching.
+  std::atomic<std::uint64_t> search_beat_ns{0};
 
   context ctx{*this};
 

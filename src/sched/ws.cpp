@@ -1,21 +1,154 @@
 // ws: classic randomized work stealing (Blumofe & Leiserson; the Cilk-5 baseline every seed
 // paper compares against): child-first spawns, one deque per worker, victims drawn uniformly at
 // random, one task per steal.
+//
+// One departure from Cilk-5, at joins only (LOCUS_WS_JOIN, default `home`): when a thief completes
+// the join of a continuation it stole while the worker it stole from is looking for work, the
+// task goes back to that worker instead of going on on the thief. In Cilk-5 the thief goes on, so
+// a loop of fork-join steps moves to the other worker at almost every step, and with it the half
+// of the data each worker touches (94% of the leaves of a 48-leaf parallel_for changed worker from
+// one step to the next; 1.9% with the hand-back). When the host places the two vCPUs of this
+// machine far apart, that cost ws 1.3-1.8x oneTBB's time on heat, sor, ge and heat-ub, and the
+// hand-back brings them to 0.95-1.01 (bench/README, "What ws moves"). The hand-back is an offer:
+// the task waits in the victim's single-entry slot, and the thief takes it back if the victim has
+// not claimed it within reclaim_after_ns (the OS may deschedule the victim right after it was
+// seen searching), so a join never waits on a worker that does not run. `thief` keeps Cilk-5's
+// rule. Nothing of this is on the spawn path: the policy has no spawn, task or group-begin hook.
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "config/config.hpp"
 #include "sched/context.hpp"
 #include "sched/policy.hpp"
 
 namespace locus::detail {
 namespace {
 
+// A victim counts as searching if it began a round of looking for work this recently: a round
+// (a look at its queues and a few failed steals, then 16 pauses) takes about a microsecond.
+constexpr std::uint64_t searching_within_ns = 5'000;
+// An offer unclaimed this long goes back to the thief: a searching victim claims within a round
+// or two, even with a far cache-line round trip.
+constexpr std::uint64_t reclaim_after_ns = 10'000;
+
 class ws_policy final : public policy_base<ws_policy> {
  public:
+  void attach(const topo::topology& /*topology*/, int workers) override {
+    if (const char* v = std::getenv("LOCUS_WS_JOIN")) {
+      hand_back_ = config::parse_choice("LOCUS_WS_JOIN", v, {"home", "thief"}) == "home";
+    }
+    slots_ = std::vector<slot>(static_cast<std::size_t>(workers));
+    offers_ = std::vector<offer>(static_cast<std::size_t>(workers));
+  }
+
+  // Also while this worker's own offer is open: it must not sleep before it can take it back.
+  bool has_work(const context& ctx) const noexcept override {
+    return slot_of(ctx.self()).load(std::memory_order_seq_cst) != nullptr ||
+           offers_[static_cast<std::size_t>(ctx.self())].item != nullptr;
+  }
+
   work_item* find_work(context& ctx) override {
+    if (hand_back_) {
+      if (work_item* mine = take(ctx.self())) return mine;
+      if (work_item* back = reclaim(ctx)) return back;
+    }
     // One round: as many random victims as there are other workers.
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
-      if (const steal_result r = ctx.steal(ctx.random_victim())) return r.item;
+      const int victim = ctx.random_victim();
+      const steal_result r = ctx.steal(victim);
+      if (!r) continue;
+      // The stolen parent's groups remember where it came from, for group_end. The record
+      // lives on the parent's stack, which only this thief runs from now on.
+      if (hand_back_ && r.item->kind == item_kind::continuation) {
+        r.item->group->policy_data = home_tag(victim);
+      }
+      return r.item;
     }
     return nullptr;
   }
+
+  // The join of a group whose continuation was taken is complete here.
+  std::optional<int> group_end(context& ctx, group_state& g) override {
+    const int home = home_of(g.policy_data);
+    g.policy_data = nullptr;
+    if (home < 0 || home == ctx.self() || !ctx.searching(home, searching_within_ns)) {
+      return std::nullopt;
+    }
+    offers_[static_cast<std::size_t>(ctx.self())].target = home;
+    return home;
+  }
+
+  // The task group_end moves (a parked waiter, item.kind resume), or a waiter whose last child
+  // finished here (no offer pending: it resumes here).
+  bool route(context& ctx, work_item& item) override {
+    offer& mine = offers_[static_cast<std::size_t>(ctx.self())];
+    const int target = mine.target;
+    mine.target = -1;
+    if (target < 0 || item.kind != item_kind::resume) return false;
+    work_item* empty = nullptr;
+    if (!slot_of(target).compare_exchange_strong(empty, &item, std::memory_order_seq_cst)) {
+      return false;
+    }
+    mine.item = &item;
+    mine.at = target;
+    mine.since_ns = ctx.now_ns();
+    ctx.posted(target);
+    return true;
+  }
+
+ private:
+  struct alignas(64) slot {
+    std::atomic<work_item*> item{nullptr};
+  };
+  // The thief's side of its last hand-back; touched by the thief only.
+  struct alignas(64) offer {
+    int target = -1;  // set by group_end for the route call that follows it
+    work_item* item = nullptr;
+    int at = -1;
+    std::uint64_t since_ns = 0;
+  };
+
+  // group_state::policy_data holds the worker a group's continuation was stolen from, plus one
+  // (null: none recorded).
+  static void* home_tag(int worker) noexcept {
+    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(worker) + 1);
+  }
+  static int home_of(const void* tag) noexcept {
+    return static_cast<int>(reinterpret_cast<std::uintptr_t>(tag)) - 1;
+  }
+
+  std::atomic<work_item*>& slot_of(int worker) const noexcept {
+    return slots_[static_cast<std::size_t>(worker)].item;
+  }
+
+  work_item* take(int worker) noexcept {
+    std::atomic<work_item*>& s = slot_of(worker);
+    if (s.load(std::memory_order_relaxed) == nullptr) return nullptr;
+    return s.exchange(nullptr, std::memory_order_acq_rel);
+  }
+
+  // The thief's pending offer, taken back once it has waited reclaim_after_ns unclaimed.
+  work_item* reclaim(context& ctx) noexcept {
+    offer& mine = offers_[static_cast<std::size_t>(ctx.self())];
+    if (mine.item == nullptr) return nullptr;
+    work_item* item = mine.item;
+    std::atomic<work_item*>& s = slot_of(mine.at);
+    if (s.load(std::memory_order_relaxed) != item) {
+      mine.item = nullptr;  // claimed
+      return nullptr;
+    }
+    if (ctx.now_ns() < mine.since_ns + reclaim_after_ns) return nullptr;
+    mine.item = nullptr;
+    return s.compare_exchange_strong(item, nullptr, std::memory_order_acq_rel) ? item : nullptr;
+  }
+
+  bool hand_back_ = true;
+  mutable std::vector<slot> slots_;
+  std::vector<offer> offers_;
 };
 
 }  // namespace
