@@ -34,6 +34,7 @@
 
 #include "config/config.hpp"
 #include "sched/context.hpp"
+#include "sched/mailboxes.hpp"
 #include "sched/numa_ws_audit.hpp"
 #include "sched/policy.hpp"
 #include "sched/victims.hpp"
@@ -62,17 +63,15 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
       workers_of_place_[static_cast<std::size_t>(topology.numa_of(w))].push_back(w);
     }
     classes_ = place_classes(topology, workers);
-    mailbox_ = std::vector<slot>(static_cast<std::size_t>(workers));
+    mailbox_ = mailboxes(workers);
     victims_ = std::vector<std::optional<victim_distribution>>(static_cast<std::size_t>(workers));
   }
 
-  bool has_work(const context& ctx) const noexcept override {
-    return mailbox_of(ctx.self()).load(std::memory_order_seq_cst) != nullptr;
-  }
+  bool has_work(const context& ctx) const noexcept override { return mailbox_.full(ctx.self()); }
 
   work_item* find_work(context& ctx) override {
     // Fig. 5, line 26: its own mailbox first.
-    if (work_item* mine = take_mail(ctx.self())) return mine;
+    if (work_item* mine = mailbox_.take(ctx.self())) return mine;
     if (ctx.workers() < 2) return nullptr;
     const victim_distribution& victims = victims_of(ctx);
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
@@ -82,7 +81,7 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
       // The coin flip: a victim's mailbox or its deque, so that the oldest item of every deque
       // keeps a fair chance (§IV); an empty mailbox falls back to the deque.
       if ((ctx.random() & 1) != 0) {
-        if (work_item* mail = take_mail(victim)) {
+        if (work_item* mail = mailbox_.take(victim)) {
           item = ctx.steal_with(victim, [mail] { return mail; }).item;
         }
       }
@@ -113,20 +112,6 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
   }
 
  private:
-  struct alignas(64) slot {
-    std::atomic<work_item*> item{nullptr};
-  };
-
-  std::atomic<work_item*>& mailbox_of(int worker) const noexcept {
-    return mailbox_[static_cast<std::size_t>(worker)].item;
-  }
-
-  work_item* take_mail(int worker) noexcept {
-    std::atomic<work_item*>& box = mailbox_of(worker);
-    if (box.load(std::memory_order_relaxed) == nullptr) return nullptr;
-    return box.exchange(nullptr, std::memory_order_acq_rel);
-  }
-
   // PUSHBACK: into the mailbox of a random worker of the frame's place, up to the threshold of
   // tries; false when the frame belongs here (or nowhere) or every try found a full mailbox.
   bool push_to_its_place(context& ctx, work_item& item) {
@@ -141,8 +126,7 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
     const int first = ctx.random_below(n);
     for (int tries = 1; tries <= threshold_; ++tries) {
       const int target = candidates[static_cast<std::size_t>((first + tries - 1) % n)];
-      work_item* empty = nullptr;
-      if (mailbox_of(target).compare_exchange_strong(empty, &item, std::memory_order_seq_cst)) {
+      if (mailbox_.put(target, &item)) {
         report({ctx.self(), p, target, tries - 1, p});
         ctx.posted(target);
         return true;
@@ -203,7 +187,7 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
   std::vector<int> place_;
   std::vector<std::vector<int>> workers_of_place_;
   std::vector<std::vector<std::size_t>> classes_;
-  mutable std::vector<slot> mailbox_;
+  mailboxes mailbox_;
   std::vector<std::optional<victim_distribution>> victims_;  // each touched by its worker only
   char moving_ = 0;  // marks a group whose task group_end moves (group_state::policy_data)
 };

@@ -23,6 +23,7 @@
 
 #include "config/config.hpp"
 #include "sched/context.hpp"
+#include "sched/mailboxes.hpp"
 #include "sched/policy.hpp"
 
 namespace locus::detail {
@@ -41,19 +42,18 @@ class ws_policy final : public policy_base<ws_policy> {
     if (const char* v = std::getenv("LOCUS_WS_JOIN")) {
       hand_back_ = config::parse_choice("LOCUS_WS_JOIN", v, {"home", "thief"}) == "home";
     }
-    slots_ = std::vector<slot>(static_cast<std::size_t>(workers));
+    slots_ = mailboxes(workers);
     offers_ = std::vector<offer>(static_cast<std::size_t>(workers));
   }
 
   // Also while this worker's own offer is open: it must not sleep before it can take it back.
   bool has_work(const context& ctx) const noexcept override {
-    return slot_of(ctx.self()).load(std::memory_order_seq_cst) != nullptr ||
-           offers_[static_cast<std::size_t>(ctx.self())].item != nullptr;
+    return slots_.full(ctx.self()) || offers_[static_cast<std::size_t>(ctx.self())].item != nullptr;
   }
 
   work_item* find_work(context& ctx) override {
     if (hand_back_) {
-      if (work_item* mine = take(ctx.self())) return mine;
+      if (work_item* mine = slots_.take(ctx.self())) return mine;
       if (work_item* back = reclaim(ctx)) return back;
     }
     // One round: as many random victims as there are other workers.
@@ -89,10 +89,7 @@ class ws_policy final : public policy_base<ws_policy> {
     const int target = mine.target;
     mine.target = -1;
     if (target < 0 || item.kind != item_kind::resume) return false;
-    work_item* empty = nullptr;
-    if (!slot_of(target).compare_exchange_strong(empty, &item, std::memory_order_seq_cst)) {
-      return false;
-    }
+    if (!slots_.put(target, &item)) return false;
     mine.item = &item;
     mine.at = target;
     mine.since_ns = ctx.now_ns();
@@ -101,9 +98,6 @@ class ws_policy final : public policy_base<ws_policy> {
   }
 
  private:
-  struct alignas(64) slot {
-    std::atomic<work_item*> item{nullptr};
-  };
   // The thief's side of its last hand-back; touched by the thief only.
   struct alignas(64) offer {
     int target = -1;  // set by group_end for the route call that follows it
@@ -121,33 +115,22 @@ class ws_policy final : public policy_base<ws_policy> {
     return static_cast<int>(reinterpret_cast<std::uintptr_t>(tag)) - 1;
   }
 
-  std::atomic<work_item*>& slot_of(int worker) const noexcept {
-    return slots_[static_cast<std::size_t>(worker)].item;
-  }
-
-  work_item* take(int worker) noexcept {
-    std::atomic<work_item*>& s = slot_of(worker);
-    if (s.load(std::memory_order_relaxed) == nullptr) return nullptr;
-    return s.exchange(nullptr, std::memory_order_acq_rel);
-  }
-
   // The thief's pending offer, taken back once it has waited reclaim_after_ns unclaimed.
   work_item* reclaim(context& ctx) noexcept {
     offer& mine = offers_[static_cast<std::size_t>(ctx.self())];
     if (mine.item == nullptr) return nullptr;
     work_item* item = mine.item;
-    std::atomic<work_item*>& s = slot_of(mine.at);
-    if (s.load(std::memory_order_relaxed) != item) {
+    if (!slots_.holds(mine.at, item)) {
       mine.item = nullptr;  // claimed
       return nullptr;
     }
     if (ctx.now_ns() < mine.since_ns + reclaim_after_ns) return nullptr;
     mine.item = nullptr;
-    return s.compare_exchange_strong(item, nullptr, std::memory_order_acq_rel) ? item : nullptr;
+    return slots_.take_back(mine.at, item) ? item : nullptr;
   }
 
   bool hand_back_ = true;
-  mutable std::vector<slot> slots_;
+  mailboxes slots_;
   std::vector<offer> offers_;
 };
 
