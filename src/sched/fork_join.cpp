@@ -141,19 +141,26 @@ std::int64_t run_inline(worker& w, group_state& g, task_base* raw) {
   return g.pending.fetch_sub(1, std::memory_order_acq_rel);
 }
 
+// The newest item of w's queue if it is a task queued into `g` (and, with `need_room`, the stack
+// has room to run it here); anything else stays queued.
+task_base* pop_own_queued_task(worker* w, const group_state& g, bool need_room) {
+  work_item* item = w->pop_local();
+  if (item == nullptr) return nullptr;
+  if (item->kind == item_kind::task && item->group == &g && (!need_room || stack_has_room(w))) {
+    return static_cast<task_base*>(item);
+  }
+  w->push_local(item);
+  return nullptr;
+}
+
 // Children queued parent-first by this group may still sit in our deque: run them here rather
 // than suspend (help-first join), while the stack has room.
 void help_with_own_tasks(group_state& g) {
   while (g.pending.load(std::memory_order_acquire) != 0) {
     worker* w = current_worker();  // a helped task may have moved us to another worker
-    work_item* item = w->pop_local();
-    if (item == nullptr) return;
-    if (item->kind == item_kind::task && item->group == &g && stack_has_room(w)) {
-      run_inline(*w, g, static_cast<task_base*>(item));
-      continue;
-    }
-    w->push_local(item);
-    return;
+    task_base* task = pop_own_queued_task(w, g, true);
+    if (task == nullptr) return;
+    run_inline(*w, g, task);
   }
 }
 
@@ -600,14 +607,10 @@ void wait(group_state& g) {
 bool run_own_queued_task(group_state& g) {
   worker* w = current_worker();
   if (w == nullptr) return false;
-  work_item* item = w->pop_local();
-  if (item == nullptr) return false;
-  if (item->kind == item_kind::task && item->group == &g) {
-    run_inline(*w, g, static_cast<task_base*>(item));
-    return true;
-  }
-  w->push_local(item);
-  return false;
+  task_base* task = pop_own_queued_task(w, g, false);
+  if (task == nullptr) return false;
+  run_inline(*w, g, task);
+  return true;
 }
 
 bool steal_and_run_task() {

@@ -58,6 +58,15 @@ def markdown_only():
         return out, proc, f.read()
 
 
+def report_of(fixture, plots=False):
+    """tools/report over one fixture into a fresh directory: (out, proc, report.md's text)."""
+    out = scratch_dir()
+    proc = run_tool([fixture, "--out", out] + ([] if plots else ["--no-plots"]))
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        return out, proc, f.read()
+
+
 def assert_lines(text, lines):
     present = set(text.splitlines())
     for line in lines:
@@ -208,12 +217,8 @@ def test_repeated_configuration_keeps_later():
 def test_locality_model():
     """Modeled misses per rep and level, miss ratios, NUMA remote share and mapping stability;
     the peer without a model is left out; the miss bars are drawn when matplotlib is there."""
-    out = scratch_dir()
     plots = matplotlib_importable()
-    proc = run_tool([LOCALITY, "--out", out] + ([] if plots else ["--no-plots"]))
-    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-        text = f.read()
+    out, proc, text = report_of(LOCALITY, plots)
     assert_lines(text, [
         "## Locality model",
         "| benchmark | configuration | L1 misses/rep | L2 misses/rep | L3 misses/rep "
@@ -249,11 +254,7 @@ def test_malformed_locality_exit_2():
 
 def test_contention():
     """Each configuration quiet and under each load side by side; ratios within one load."""
-    out = scratch_dir()
-    proc = run_tool([CONTEND, "--out", out, "--no-plots"])
-    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-        text = f.read()
+    _, _, text = report_of(CONTEND)
     assert "## Quiet and contended" in text
     assert_lines(text, [
         "### fib (n=20)",
@@ -273,12 +274,8 @@ def test_contention():
 
 def test_size_sweep():
     """ns per elementary update at each working set, in L2s; a size_sweep plot with matplotlib."""
-    out = scratch_dir()
     plots = matplotlib_importable()
-    proc = run_tool([SWEEP, "--out", out] + ([] if plots else ["--no-plots"]))
-    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-        text = f.read()
+    out, _, text = report_of(SWEEP, plots)
     assert_lines(text, [
         "## Size sweep",
         "### heat2d: ns per cell update",
