@@ -600,4 +600,41 @@ TEST_F(ConfigRuntimeTest, DescribeOfTheRealMachine) {
   EXPECT_CONTAINS(d.count("LOCUS_TOPOLOGY") ? d.at("LOCUS_TOPOLOGY") : "", "this machine");
 }
 
+// Each scheduler's own settings show in describe() with the values it runs with.
+TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
+  const locus_test::saved_env policy_env{"LOCUS_WS_JOIN",         "LOCUS_ADWS_STEAL",
+                                         "LOCUS_NUMA_WS_WEIGHTS", "LOCUS_NUMA_WS_THRESHOLD",
+                                         "LOCUS_HWS_QUEUE_BOUND", "LOCUS_HWS_ATTEMPTS",
+                                         "LOCUS_HWS_CHUNKS"};
+  set("LOCUS_WS_JOIN", "thief");
+  set("LOCUS_ADWS_STEAL", "0");
+  set("LOCUS_NUMA_WS_THRESHOLD", "9");
+  const std::map<std::string, std::map<std::string, std::string>> expected = {
+      {"ws", {{"LOCUS_WS_JOIN", "thief"}}},
+      {"adws", {{"LOCUS_ADWS_STEAL", "0"}}},
+      {"ml-adws", {{"LOCUS_ADWS_STEAL", "0"}}},
+      {"numa-ws",
+       {{"LOCUS_NUMA_WS_WEIGHTS", "8,2,1 (local,neighbour,remote)"},
+        {"LOCUS_NUMA_WS_THRESHOLD", "9"}}},
+      {"hws", {{"LOCUS_HWS_QUEUE_BOUND", "40"}}},
+      {"ml-ws", {}},
+  };
+  for (const auto& [sched, settings] : expected) {
+    locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+    const auto described = parse_description(rt.describe());
+    for (const auto& [name, value] : settings) {
+      ASSERT_TRUE(described.contains(name)) << sched << " lacks " << name;
+      EXPECT_EQ(described.at(name), value) << sched;
+    }
+    // No other scheduler's settings.
+    for (const auto& [other, its] : expected) {
+      for (const auto& [name, value] : its) {
+        if (!settings.contains(name)) {
+          EXPECT_FALSE(described.contains(name)) << sched << " shows " << name;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

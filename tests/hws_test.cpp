@@ -424,4 +424,18 @@ TEST(Hws, FibAndANestedParallelForGiveTheirSerialAnswers) {
   }
 }
 
+// runtime::describe (and LOCUS_PRINT_CONFIG) show the plan hws runs with, level by level.
+TEST(Hws, DescribeShowsTheSettingsInEffect) {
+  const saved_env clear(hws_variables);
+  const saved_env bound("LOCUS_HWS_QUEUE_BOUND", "7");
+  const saved_env attempts("LOCUS_HWS_ATTEMPTS", "auto,0,5");
+  const saved_env chunks("LOCUS_HWS_CHUNKS", "2");
+  locus::runtime rt{locus::options{.sched = "hws", .workers = 16, .topology = sixteen}};
+  const std::string text = rt.describe();
+  EXPECT_NE(text.find("LOCUS_HWS_QUEUE_BOUND = 7\n"), std::string::npos) << text;
+  // A level with 0 attempts is left out of the plan.
+  EXPECT_NE(text.find("LOCUS_HWS_ATTEMPTS = L3 3, machine 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("LOCUS_HWS_CHUNKS   = L3 2, machine half\n"), std::string::npos) << text;
+}
+
 }  // namespace

@@ -145,6 +145,10 @@ class adws_policy final : public policy_base<adws_policy> {
     plans_.reset(workers);
   }
 
+  std::vector<policy_setting> settings() const override {
+    return {{"LOCUS_ADWS_STEAL", steal_ ? "1" : "0"}};
+  }
+
   // The root's range is [0, P): it starts on its owner, worker 0.
   std::optional<int> root_worker() const noexcept override { return 0; }
 

@@ -91,6 +91,22 @@ class hws_policy final : public policy_base<hws_policy> {
       }
     }
     queues_.assign(static_cast<std::size_t>(workers), nullptr);
+    level_names_.clear();
+    for (const int l : levels) level_names_.push_back(level_list(topology, {l}));
+  }
+
+  // Worker 0's plan, level by level (the others differ only where the topology is uneven).
+  std::vector<policy_setting> settings() const override {
+    std::string attempts, chunks;
+    for (const step& s : plans_.empty() ? std::vector<step>{} : plans_.front()) {
+      const std::string& name = level_names_[static_cast<std::size_t>(s.index)];
+      attempts += (attempts.empty() ? "" : ", ") + name + " " + std::to_string(s.attempts);
+      chunks += (chunks.empty() ? "" : ", ") + name + " " +
+                (s.half ? std::string("half") : std::to_string(s.chunk));
+    }
+    return {{"LOCUS_HWS_QUEUE_BOUND", std::to_string(bound_)},
+            {"LOCUS_HWS_ATTEMPTS", attempts.empty() ? "(one worker: no victims)" : attempts},
+            {"LOCUS_HWS_CHUNKS", chunks.empty() ? "(one worker: no victims)" : chunks}};
   }
 
   std::unique_ptr<ready_queue> make_queue(int worker) override {
@@ -170,6 +186,7 @@ class hws_policy final : public policy_base<hws_policy> {
 
   int bound_ = default_bound;
   std::vector<std::vector<step>> plans_;  // by thief
+  std::vector<std::string> level_names_;  // by step index
   std::vector<split_queue*> queues_;      // each worker's, owned by the core
 };
 

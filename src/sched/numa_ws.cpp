@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,17 @@ class numa_ws_policy final : public policy_base<numa_ws_policy> {
     classes_ = place_classes(topology, workers);
     mailbox_ = mailboxes(workers);
     victims_ = std::vector<std::optional<victim_distribution>>(static_cast<std::size_t>(workers));
+  }
+
+  std::vector<policy_setting> settings() const override {
+    std::string weights;
+    for (const double w : weights_) {
+      std::ostringstream one;
+      one << w;
+      weights += (weights.empty() ? "" : ",") + one.str();
+    }
+    return {{"LOCUS_NUMA_WS_WEIGHTS", weights + " (local,neighbour,remote)"},
+            {"LOCUS_NUMA_WS_THRESHOLD", std::to_string(threshold_)}};
   }
 
   bool has_work(const context& ctx) const noexcept override { return mailbox_.full(ctx.self()); }

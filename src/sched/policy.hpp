@@ -68,6 +68,12 @@ struct hook_set {
   bool per_spawn() const noexcept { return spawn || task_begin || task_end || begins_groups(); }
 };
 
+// One of a policy's own settings as it runs with it (policy::settings).
+struct policy_setting {
+  std::string name;  // the environment variable
+  std::string value;
+};
+
 class policy {
  public:
   virtual ~policy() = default;
@@ -86,6 +92,8 @@ class policy {
   }
   // The worker that starts roots submitted from outside the runtime; nullopt: any worker.
   virtual std::optional<int> root_worker() const noexcept { return std::nullopt; }
+  // The policy's own settings in effect after attach (runtime::describe, LOCUS_PRINT_CONFIG).
+  virtual std::vector<policy_setting> settings() const { return {}; }
 
   // ---- idle workers
   // The worker's queue and inbox are empty: one round of looking for work (steal through the

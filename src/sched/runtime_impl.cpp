@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -340,6 +341,9 @@ std::string runtime_impl::describe() const {
   out << "locus configuration\n";
   out << "  LOCUS_SCHED        = " << settings.sched << '\n';
   out << "  LOCUS_WORKERS      = " << size() << '\n';
+  for (const policy_setting& s : sched->settings()) {
+    out << "  " << std::left << std::setw(18) << s.name << " = " << s.value << '\n';
+  }
   out << "  LOCUS_TOPOLOGY     = " << (settings.topology.empty() ? "(this machine) " : "")
       << topology.describe() << '\n';
   out << "  pinned             = " << (topology.can_pin(size()) ? "yes" : "no") << '\n';

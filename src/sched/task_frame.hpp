@@ -116,14 +116,19 @@ inline void make_root_frame(task_frame& f) noexcept {
 // A new child's record: its position, which every spawn writes; then, for a spawn the policy
 // watches, its parent's children_unhooked and slot (a spawn the policy does not watch leaves them
 // alone: nothing reads them without a hook).
+[[gnu::always_inline]] inline std::uint32_t next_ordinal(group_state& g) noexcept {
+  const std::uint32_t n = g.spawned.load(std::memory_order_relaxed);
+  g.spawned.store(n + 1, std::memory_order_relaxed);
+  return n;
+}
 [[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
                                                     group_state& g, int place_hint) noexcept {
-  child.position = child_position(parent.position, g.spawned++, place_hint);
+  child.position = child_position(parent.position, next_ordinal(g), place_hint);
 }
 // A spawn that names no place (the program's spawn site has no locus::place hint).
 [[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
                                                     group_state& g) noexcept {
-  child.position = child_position(parent.position, g.spawned++);
+  child.position = child_position(parent.position, next_ordinal(g));
 }
 [[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
                                            group_state& g, int place_hint) noexcept {

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -44,6 +45,10 @@ class ws_policy final : public policy_base<ws_policy> {
     }
     slots_ = mailboxes(workers);
     offers_ = std::vector<offer>(static_cast<std::size_t>(workers));
+  }
+
+  std::vector<policy_setting> settings() const override {
+    return {{"LOCUS_WS_JOIN", hand_back_ ? "home" : "thief"}};
   }
 
   // Also while this worker's own offer is open: it must not sleep before it can take it back.

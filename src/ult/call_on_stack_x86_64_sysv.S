@@ -12,7 +12,7 @@
     .text
     .globl  locus_call_on_stack
     .type   locus_call_on_stack, @function
-    .align  16
+    .p2align 6
 locus_call_on_stack:
     .cfi_startproc
     leaq    -0x38(%rsp), %rsp

@@ -78,6 +78,13 @@ struct task_base : work_item {
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
   virtual ~task_base() = default;
+  // From per-thread free lists (src/mem/task_memory.cpp): a help-first scheduler allocates one
+  // task per queued child. The size a task is freed with is its dynamic type's (the destructor
+  // is virtual).
+  static void* operator new(std::size_t bytes);
+  static void operator delete(void* p, std::size_t bytes) noexcept;
+  static void* operator new(std::size_t bytes, std::align_val_t align);
+  static void operator delete(void* p, std::size_t bytes, std::align_val_t align) noexcept;
   virtual void execute() = 0;
   // Called by the core once a submitted (root) task has finished and its worker has accounted
   // for it, so that whoever waits for the root sees complete statistics.
@@ -85,6 +92,8 @@ struct task_base : work_item {
   alignas(16) std::byte record[task_record_bytes];  // written by the core when it is queued
   const char* label = nullptr;                      // locus::label, for traces
   int origin = -1;  // worker that queued or sent it (trace flow arrows)
+  // Queued from its group's own stack and counted in group_state::unsettled, not in pending.
+  bool unsettled = false;
 
  protected:
   explicit task_base(item_kind k) noexcept : work_item(k) {}
@@ -140,6 +149,13 @@ struct resume_item final : work_item {
 // Join state of one task group. `pending` counts children that may still run concurrently with
 // the parent: continuations taken by another worker and queued tasks. A child that ran serially
 // before its parent's continuation is never counted.
+//
+// Under a scheduler without group hooks, tasks queued by code running on the stack that holds
+// the group (its creator, or children the creator runs there) are counted in `unsettled`
+// instead, without an atomic, and mark the group `begun` so that wait() takes its slow path:
+// most of them are popped and run by the creator's own wait, which just counts them down again.
+// Whoever else runs one decrements `pending`, which may go negative; the creator's wait adds what
+// is left of `unsettled` to `pending` before it looks at `pending` or parks.
 struct group_state {
   static constexpr std::int64_t waiter_flag = std::int64_t{1} << 40;
 
@@ -149,14 +165,20 @@ struct group_state {
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
+  std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
   double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
-  bool begun = false;           // the policy's group-begin hook has run
+  // The policy's group-begin hook has run, or (see above) `unsettled` counts tasks: wait() must
+  // not take its fast path.
+  bool begun = false;
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
   bool unhooked = false;
-  std::uint32_t spawned = 0;  // children spawned into this group: they number the spawn paths
+  // Children spawned into this group: they number the spawn paths. Counted without an atomic
+  // read-modify-write: children that spawn into their parent's group while it goes on may draw
+  // the same ordinal, which only names two paths alike.
+  std::atomic<std::uint32_t> spawned{0};
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
