@@ -40,7 +40,8 @@ class task_group {
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
   ~task_group() {
-    if (state_.begun || state_.pending.load(std::memory_order_relaxed) != 0) {
+    if (state_.begun.load(std::memory_order_relaxed) ||
+        state_.pending.load(std::memory_order_relaxed) != 0) {
       detail::wait_noexcept(state_);
     }
   }
@@ -86,7 +87,8 @@ class task_group {
   // Joins all children; rethrows the first exception one of them threw.
   void wait() {
     // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook.
-    if (state_.pending.load(std::memory_order_acquire) == 0 && !state_.begun &&
+    if (state_.pending.load(std::memory_order_acquire) == 0 &&
+        !state_.begun.load(std::memory_order_relaxed) &&
         !state_.failed.load(std::memory_order_relaxed)) {
       // A reused group decides about hooks again, by its creator's record then. Tested before
       // storing: an unconditional store cost ws 1.3% on fib without a cutoff.

@@ -20,9 +20,9 @@ namespace {
 [[gnu::tls_model("initial-exec")]] thread_local worker* tls_worker asm("locus_tls_worker") =
     nullptr;
 
-// current_worker() for the spawn path, without the call. A user-level thread may resume on
-// another OS thread, so the compiler must not reuse a thread-local address it computed before
-// a switch; a volatile asm that reads through %fs each time cannot be merged or hoisted.
+// current_worker() for the spawn and join paths, without the call. A user-level thread may resume
+// on another OS thread, so the compiler must not reuse a thread-local address it computed before a
+// switch; a volatile asm that reads through %fs each time cannot be merged or hoisted.
 inline worker* current_worker_here() noexcept {
 #if defined(__x86_64__) && defined(__ELF__)
   worker* w;
@@ -65,7 +65,7 @@ enum class watch : std::uint8_t { none, hooks, unhooked };
 
 // Only policies with group hooks mark a group as begun; for the others wait() stays inline.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
-  g.begun = true;
+  g.begun.store(true, std::memory_order_relaxed);
   if (w.rt.hooks.group_begin) w.rt.sched->group_begin(w.ctx, g);
 }
 
@@ -105,7 +105,7 @@ void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
   if (!w.rt.hooks.begins_groups() && !w.rt.hooks.group_end && on_running_stack(w, g)) {
     task->unsettled = true;
     ++g.unsettled;
-    g.begun = true;
+    g.begun.store(true, std::memory_order_relaxed);
   } else {
     g.pending.fetch_add(1, std::memory_order_relaxed);
   }
@@ -155,7 +155,7 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   } catch (...) {
     record_exception(g, std::current_exception());
   }
-  worker* now = current_worker();
+  worker* now = current_worker_here();
   if (now->probed) probe_task_end(*now, &g);
   if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
@@ -183,7 +183,7 @@ task_base* pop_own_queued_task(worker* w, const group_state& g, bool need_room) 
 // than suspend (help-first join), while the stack has room.
 void help_with_own_tasks(group_state& g) {
   while (g.unsettled != 0 || g.pending.load(std::memory_order_acquire) != 0) {
-    worker* w = current_worker();  // a helped task may have moved us to another worker
+    worker* w = current_worker_here();  // a helped task may have moved us to another worker
     task_base* task = pop_own_queued_task(w, g, true);
     if (task == nullptr) return;
     run_inline(*w, g, task);
@@ -221,17 +221,17 @@ void migrate_current(worker* w, group_state& g, int target) {
 
 void finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
-  if (g.begun) {
-    worker* w = current_worker();
+  if (g.begun.load(std::memory_order_relaxed)) {
+    worker* w = current_worker_here();
     if (w != nullptr && w->rt.hooks.group_end) {
       for (auto target = w->rt.sched->group_end(w->ctx, g); target && *target != w->index;
            target = w->rt.sched->group_end(w->ctx, g)) {
         migrate_current(w, g, *target);
-        w = current_worker();
+        w = current_worker_here();
       }
     }
     if (w != nullptr && w->workspan != nullptr) w->workspan->join(&g);
-    g.begun = false;
+    g.begun.store(false, std::memory_order_relaxed);
   }
   if (g.failed.load(std::memory_order_acquire)) {
     g.failed.store(false, std::memory_order_relaxed);
@@ -282,7 +282,7 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   // Only a child that suspended or whose continuation was taken can be on another worker.
   if (me->may_have_moved) {
     me->may_have_moved = false;
-    w = current_worker();
+    w = current_worker_here();
   }
   if constexpr (Probed) probe_task_end(*w, g);
   if constexpr (Watched != watch::none) {
@@ -349,7 +349,7 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
       current_worker()->rt.count_suppressed_exception();
     }
   }
-  w = current_worker();
+  w = current_worker_here();
   w->running->may_have_moved = false;
   // Before root_done: whoever waits for the root reads the work/span totals.
   if (w->probed) probe_task_end(*w, g);
@@ -408,7 +408,7 @@ namespace {
 // its creator's as that hook left it, then the spawn hook.
 [[gnu::noinline]] spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
                                                 const spawn_options& hints, bool queued) {
-  if (w.rt.hooks.begins_groups() && !g.begun) begin_group(w, g);
+  if (w.rt.hooks.begins_groups() && !g.begun.load(std::memory_order_relaxed)) begin_group(w, g);
   inherit(child, frame_of(*w.running), g, hints.place);
   if (!w.rt.hooks.spawn) return queued ? spawn_decision::parent_first : spawn_decision::child_first;
   spawn_request request{g, hints, child, queued};
@@ -421,7 +421,7 @@ namespace {
 // first spawn, by its creator's record then, unless its hooks have begun.
 inline bool unhooked_group(group_state& g, const task_frame& creator) noexcept {
   if (g.unhooked) return true;
-  if (g.begun || !creator.children_unhooked) return false;
+  if (g.begun.load(std::memory_order_relaxed) || !creator.children_unhooked) return false;
   g.unhooked = true;
   return true;
 }
@@ -464,7 +464,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   const task_frame parent = frame_of(*stack);
   frame_of(*stack) = record;
   rec.publish_elsewhere = &runs_serially;
-  if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
+  if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);  // see spawn_watched
   if (w->probed) probe_task_begin(*w, label, rec.start);
   if (w->rt.hooks.task_begin) w->rt.sched->task_begin(w->ctx);
   try {
@@ -472,7 +472,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   } catch (...) {
     record_exception(g, std::current_exception());
   }
-  worker* now = current_worker();
+  worker* now = current_worker_here();
   if (now->probed) probe_task_end(*now, &g);
   if (now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
@@ -510,7 +510,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
     return false;
   }
   // wait() then reaches finish_group, where the meter sees the join.
-  if (w->workspan != nullptr) g.begun = true;
+  if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);
   if (w->probed) {
     probe_task_begin(*w, label, rec.start);
     run_child_first<watch::hooks, true>(w, rec, child);
@@ -576,7 +576,7 @@ hot_path void publish_continuation(spawn_record* rec) noexcept {
 }
 
 void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
-  worker* w = current_worker();
+  worker* w = current_worker_here();
   if (w == nullptr) {
     task->group = &g;
     g.pending.fetch_add(1, std::memory_order_relaxed);
@@ -592,7 +592,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     queue_locally(*w, g, std::move(task));
     return;
   }
-  if (w->workspan != nullptr) g.begun = true;  // see spawn_watched
+  if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);  // see spawn_watched
   if (consult_policy(*w, g, frame, task->options, true) == spawn_decision::route) {
     route_or_queue(*w, g, std::move(task));
     return;
@@ -601,7 +601,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
-  worker* w = current_worker();
+  worker* w = current_worker_here();
   auto* child = static_cast<ult::stack*>(rec.child_stack);
   frame_of(*task) = frame_of(*child);
   w->stacks.release_clean(child);
@@ -613,7 +613,7 @@ void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_r
 }
 
 void wait(group_state& g) {
-  worker* w = current_worker();
+  worker* w = current_worker_here();
   if (w == nullptr) {
     if (g.pending.load(std::memory_order_acquire) != 0) {
       default_runtime().exec([&g] { wait(g); });
@@ -622,7 +622,8 @@ void wait(group_state& g) {
     finish_group(g);
     return;
   }
-  if (g.begun && w->rt.hooks.group_wait) w->rt.sched->group_wait(w->ctx, g);
+  if (g.begun.load(std::memory_order_relaxed) && w->rt.hooks.group_wait)
+    w->rt.sched->group_wait(w->ctx, g);
   if (g.unsettled != 0 || g.pending.load(std::memory_order_acquire) != 0) {
     help_with_own_tasks(g);
     // What is left of the tasks counted here was taken by other code: count it where that code
@@ -630,13 +631,14 @@ void wait(group_state& g) {
     if (g.unsettled != 0) {
       g.pending.fetch_add(std::exchange(g.unsettled, 0), std::memory_order_acq_rel);
     }
-    if (g.pending.load(std::memory_order_acquire) != 0) suspend_until_joined(current_worker(), g);
+    if (g.pending.load(std::memory_order_acquire) != 0)
+      suspend_until_joined(current_worker_here(), g);
   }
   finish_group(g);
 }
 
 bool run_own_queued_task(group_state& g) {
-  worker* w = current_worker();
+  worker* w = current_worker_here();
   if (w == nullptr) return false;
   task_base* task = pop_own_queued_task(w, g, false);
   if (task == nullptr) return false;
@@ -645,7 +647,7 @@ bool run_own_queued_task(group_state& g) {
 }
 
 bool steal_and_run_task() {
-  worker* w = current_worker();
+  worker* w = current_worker_here();
   if (w == nullptr) return false;
   work_item* item = w->rt.sched->find_work(w->ctx);
   if (item == nullptr) return false;
@@ -660,7 +662,7 @@ bool steal_and_run_task() {
   if (run_inline(*w, g, static_cast<task_base*>(item))) {
     // Its group's waiter is parked and this was its last child: this context cannot switch to
     // it, so it is resumed through the queue (or where the policy routes it).
-    w = current_worker();
+    w = current_worker_here();
     resume_item* resume = g.resume;
     resume->origin = w->index;
     if (!w->rt.hooks.route || g.unhooked || !w->rt.sched->route(w->ctx, *resume)) {

@@ -150,7 +150,8 @@ void worker::dispatch(work_item* item) {
         rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
         // Its join is no longer trivial: the policy's group_end sees it (the parent, resumed
         // below on this thread, reads the flag when its wait completes).
-        if (rt.hooks.group_end && !rec->group->unhooked) rec->group->begun = true;
+        if (rt.hooks.group_end && !rec->group->unhooked)
+          rec->group->begun.store(true, std::memory_order_relaxed);
         to = static_cast<ult::fcontext>(rec->parent.ctx);
         stk = static_cast<ult::stack*>(rec->parent.stack);
         stk->may_have_moved = true;

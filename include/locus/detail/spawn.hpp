@@ -165,13 +165,13 @@ struct group_state {
   std::atomic<bool> failed{false};
   std::exception_ptr exception;
   std::atomic<std::uint32_t> suppressed{0};
-  std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
   double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   // The policy's group-begin hook has run, or (see above) `unsettled` counts tasks: wait() must
   // not take its fast path.
-  bool begun = false;
+  // Atomic only because children may spawn into the group while its creator marks it.
+  std::atomic<bool> begun{false};
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
   bool unhooked = false;
@@ -179,6 +179,7 @@ struct group_state {
   // read-modify-write: children that spawn into their parent's group while it goes on may draw
   // the same ordinal, which only names two paths alike.
   std::atomic<std::uint32_t> spawned{0};
+  std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
