@@ -63,7 +63,8 @@ bool stack_has_room(const worker* w) noexcept {
 // child of an unhooked group (task_frame::children_unhooked), only the look at the lane.
 enum class watch : std::uint8_t { none, hooks, unhooked };
 
-// Only policies with group hooks mark a group as begun; for the others wait() stays inline.
+// Policies with group hooks mark a group as begun at its first spawn; without them, only a
+// creator counting its queued children (group_state::unsettled) does. Unmarked groups join inline.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun.store(true, std::memory_order_relaxed);
   if (w.rt.hooks.group_begin) w.rt.sched->group_begin(w.ctx, g);
