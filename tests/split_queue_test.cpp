@@ -121,6 +121,34 @@ TEST(SplitQueue, FullAtItsCapacityYetGrowsRatherThanLoseAPush) {
   EXPECT_FALSE(q.full());
 }
 
+// full() reads the thieves' word only near the bound, yet always answers as the exact size
+// would: a random single-threaded mix of pushes, pops and steals of one or several items.
+TEST(SplitQueue, FullFollowsTheExactSizeThroughStealsAndPops) {
+  for (const std::size_t capacity : {1u, 4u, 40u}) {
+    split_queue<void*> q(capacity, capacity / 2);
+    std::mt19937 rng(static_cast<unsigned>(capacity));
+    std::uint32_t next = 0;
+    int fulls = 0;
+    for (int op = 0; op < 20000; ++op) {
+      // Phases that grow and phases that shrink, so that the size crosses the bound often.
+      const unsigned grow = (op / 500) % 2 == 0 ? 7 : 3;
+      const unsigned r = rng() % 10;
+      if (r < grow) {
+        q.push(item(next++));
+      } else if (r < 8) {
+        q.pop();
+      } else {
+        void* out[8];
+        steal_status why = steal_status::empty;
+        q.steal(out, 1 + rng() % 8, &why);
+      }
+      ASSERT_EQ(q.full(), q.size() >= capacity) << "capacity " << capacity << ", op " << op;
+      fulls += q.size() >= capacity ? 1 : 0;
+    }
+    EXPECT_GT(fulls, 0) << "the mix never reached the bound";
+  }
+}
+
 // The owner pushes (in bursts that overflow the capacity, so the ring grows under the thieves)
 // and pops at random; thieves steal one item or half of the public region. Every item must come
 // out exactly once.

@@ -120,8 +120,14 @@ class split_queue final : public work_queue<T> {
   }
 
   std::size_t capacity() const noexcept { return capacity_; }
-  // Owner only.
-  bool full() const noexcept { return size() >= capacity_; }
+  // Owner only: whether the queue holds `capacity` items. Thieves only ever raise `top`, so the
+  // size measured against the last `top` the owner read errs on the large side, and the shared
+  // word, which thieves write, is read again only when that bound is reached.
+  bool full() noexcept {
+    if (tail_ - seen_top_ < capacity_) return false;
+    seen_top_ = top_of(ts_.load(std::memory_order_relaxed));
+    return tail_ - seen_top_ >= capacity_;
+  }
   std::size_t private_size() const noexcept { return tail_ - split_; }
 
  private:
@@ -197,6 +203,7 @@ class split_queue final : public work_queue<T> {
   // The owner's side: tail and split are exact here; tail_shared_ mirrors tail for size().
   alignas(std::hardware_destructive_interference_size) std::uint32_t tail_ = 0;
   std::uint32_t split_ = 0;
+  std::uint32_t seen_top_ = 0;  // `top` when full() last read it: at most the current one
   std::atomic<std::uint32_t> tail_shared_{0};
   std::vector<std::unique_ptr<ring>> rings_;  // owner only
 };
