@@ -14,14 +14,8 @@
 namespace locus::detail {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(LOCUS_ASAN) || defined(LOCUS_TSAN)
 constexpr bool pooled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool pooled = false;
-#else
-constexpr bool pooled = true;
-#endif
 #else
 constexpr bool pooled = true;
 #endif

@@ -98,7 +98,7 @@ class hws_policy final : public policy_base<hws_policy> {
   // Worker 0's plan, level by level (the others differ only where the topology is uneven).
   std::vector<policy_setting> settings() const override {
     std::string attempts, chunks;
-    for (const step& s : plans_.empty() ? std::vector<step>{} : plans_.front()) {
+    for (const step& s : plans_.front()) {
       const std::string& name = level_names_[static_cast<std::size_t>(s.index)];
       attempts += (attempts.empty() ? "" : ", ") + name + " " + std::to_string(s.attempts);
       chunks += (chunks.empty() ? "" : ", ") + name + " " +

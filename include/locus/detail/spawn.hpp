@@ -169,8 +169,8 @@ struct group_state {
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   // The policy's group-begin hook has run, or (see above) `unsettled` counts tasks: wait() must
-  // not take its fast path.
-  // Atomic only because children may spawn into the group while its creator marks it.
+  // not take its fast path. Atomic only because children may spawn into the group while its
+  // creator marks it.
   std::atomic<bool> begun{false};
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
