@@ -6,9 +6,6 @@
 
 namespace locus::detail {
 
-int context::self() const noexcept {
-  return w_.index;
-}
 int context::workers() const noexcept {
   return w_.rt.size();
 }

@@ -36,12 +36,12 @@ enum class lane : std::uint8_t { normal, first };
 
 class context {
  public:
-  explicit context(worker& w) noexcept : w_(w) {}
+  context(worker& w, int self) noexcept : w_(w), self_(self) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
   // ---- who and where
-  int self() const noexcept;
+  int self() const noexcept { return self_; }
   int workers() const noexcept;
   const topo::topology& topology() const noexcept;
   // Level of the lowest common ancestor of two workers' processing units: 0 for the same one,
@@ -111,6 +111,7 @@ class context {
  private:
   void count_steal(int victim, const steal_result& r) noexcept;
   worker& w_;
+  const int self_;  // some policies read self() on every spawn: no call
 };
 
 }  // namespace locus::detail

@@ -99,7 +99,7 @@ bool on_running_stack(const worker& w, const group_state& g) noexcept {
   return at >= s.lo && at < s.top();
 }
 
-void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
+[[gnu::always_inline]] inline void queue_locally(worker& w, group_state& g, task_base* task) {
   task->group = &g;
   task->origin = w.index;
   // Not under a policy with group hooks: it reads `begun` as its own.
@@ -111,7 +111,7 @@ void queue_locally(worker& w, group_state& g, std::unique_ptr<task_base> task) {
     g.pending.fetch_add(1, std::memory_order_relaxed);
   }
   w.counters.spawns.add();
-  w.push_local(task.release());
+  w.push_local(task);
   w.rt.notify_work();
 }
 
@@ -220,24 +220,31 @@ void migrate_current(worker* w, group_state& g, int target) {
   resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
 }
 
-void finish_group(group_state& g) {
+// A begun group's end, where its policy or the work/span meter sees the join.
+[[gnu::noinline]] void end_watched_group(worker* w, group_state& g) {
+  if (w->rt.hooks.group_end) {
+    for (auto target = w->rt.sched->group_end(w->ctx, g); target && *target != w->index;
+         target = w->rt.sched->group_end(w->ctx, g)) {
+      migrate_current(w, g, *target);
+      w = current_worker_here();
+    }
+  }
+  if (w->workspan != nullptr) w->workspan->join(&g);
+}
+
+[[gnu::noinline, gnu::cold]] void rethrow_first(group_state& g) {
+  g.failed.store(false, std::memory_order_relaxed);
+  std::rethrow_exception(std::exchange(g.exception, nullptr));
+}
+
+inline void finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
-    if (w != nullptr && w->rt.hooks.group_end) {
-      for (auto target = w->rt.sched->group_end(w->ctx, g); target && *target != w->index;
-           target = w->rt.sched->group_end(w->ctx, g)) {
-        migrate_current(w, g, *target);
-        w = current_worker_here();
-      }
-    }
-    if (w != nullptr && w->workspan != nullptr) w->workspan->join(&g);
+    if (w != nullptr && (w->rt.hooks.group_end || w->workspan != nullptr)) end_watched_group(w, g);
     g.begun.store(false, std::memory_order_relaxed);
   }
-  if (g.failed.load(std::memory_order_acquire)) {
-    g.failed.store(false, std::memory_order_relaxed);
-    std::rethrow_exception(std::exchange(g.exception, nullptr));
-  }
+  if (g.failed.load(std::memory_order_acquire)) rethrow_first(g);
 }
 
 }  // namespace
@@ -407,7 +414,7 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
 namespace {
 // A hooked spawn: the group's begin hook at its first spawn, the child's record inherited from
 // its creator's as that hook left it, then the spawn hook.
-[[gnu::noinline]] spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
+[[gnu::always_inline]] inline spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
                                                 const spawn_options& hints, bool queued) {
   if (w.rt.hooks.begins_groups() && !g.begun.load(std::memory_order_relaxed)) begin_group(w, g);
   inherit(child, frame_of(*w.running), g, hints.place);
@@ -480,38 +487,38 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
 }
 
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
-// pays one byte test for all of them.
+// pays one byte test for all of them. The policy decides on the child's record kept in `rec`; only
+// a child that runs child-first then takes a stack.
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
   if (w->replaced_queue) rec.publish_elsewhere = &to_replaced_queue;
   group_state& g = *rec.group;
-  ult::stack* child = child_stack(w);
   task_frame& creator = frame_of(*w->running);
-  task_frame& frame = frame_of(*child);
   if (!w->probed && unhooked_group(g, creator)) {
+    ult::stack* child = child_stack(w);
+    task_frame& frame = frame_of(*child);
     inherit(frame, creator, g, rec.options.place);
     frame.unhooked = true;
     run_child_first<watch::unhooked, false>(w, rec, child);
     return true;
   }
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
-  spawn_decision d = consult_policy(*w, g, frame, rec.options, false);
+  task_frame& record = record_of(rec);
+  spawn_decision d = consult_policy(*w, g, record, rec.options, false);
   if (d == spawn_decision::serial) {
     if (stack_has_room(w)) {
-      const task_frame record = frame;
-      w->stacks.release_clean(child);
       run_serially(w, rec, record, label);
       return true;
     }
     d = spawn_decision::child_first;
   }
   if (d != spawn_decision::child_first) {
-    // spawn_routed takes the child's record from this stack, then gives the stack back.
-    rec.route = static_cast<std::uint8_t>(d);
-    rec.child_stack = child;
+    rec.route = static_cast<std::uint8_t>(d);  // for spawn_routed
     return false;
   }
   // wait() then reaches finish_group, where the meter sees the join.
   if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);
+  ult::stack* child = child_stack(w);
+  frame_of(*child) = record;
   if (w->probed) {
     probe_task_begin(*w, label, rec.start);
     run_child_first<watch::hooks, true>(w, rec, child);
@@ -590,7 +597,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   if (w->plain_spawn || (!w->probed && unhooked_group(g, creator))) {
     inherit(frame, creator, g, task->options.place);
     frame.unhooked = !w->plain_spawn;
-    queue_locally(*w, g, std::move(task));
+    queue_locally(*w, g, task.release());
     return;
   }
   if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);  // see spawn_watched
@@ -598,19 +605,17 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
     route_or_queue(*w, g, std::move(task));
     return;
   }
-  queue_locally(*w, g, std::move(task));
+  queue_locally(*w, g, task.release());
 }
 
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec) {
   worker* w = current_worker_here();
-  auto* child = static_cast<ult::stack*>(rec.child_stack);
-  frame_of(*task) = frame_of(*child);
-  w->stacks.release_clean(child);
+  frame_of(*task) = record_of(rec);
   if (static_cast<spawn_decision>(rec.route) == spawn_decision::route) {
     route_or_queue(*w, g, std::move(task));
     return;
   }
-  queue_locally(*w, g, std::move(task));
+  queue_locally(*w, g, task.release());
 }
 
 void wait(group_state& g) {

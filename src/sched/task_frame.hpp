@@ -69,7 +69,7 @@ struct task_frame {
   // iteration that repeats the same forks (with groups of its own) repeats the same paths.
   std::uint64_t path() const noexcept { return position >> 16; }
 };
-static_assert(sizeof(task_frame) <= task_record_bytes &&
+static_assert(sizeof(task_frame) <= task_record_bytes && alignof(task_frame) <= 16 &&
               sizeof(task_frame) <= ult::stack::owner_bytes);
 static_assert(std::is_trivially_copyable_v<task_frame> && std::is_aggregate_v<task_frame>);
 
@@ -99,6 +99,12 @@ inline task_frame& frame_of(ult::stack& s) noexcept {
 }
 inline task_frame& frame_of(task_base& t) noexcept {
   return *std::launder(reinterpret_cast<task_frame*>(t.record));
+}
+inline task_frame& record_of(spawn_record& r) noexcept {
+  return *std::launder(reinterpret_cast<task_frame*>(r.child_record));
+}
+inline const task_frame& record_of(const spawn_record& r) noexcept {
+  return *std::launder(reinterpret_cast<const task_frame*>(r.child_record));
 }
 
 inline void set_place(task_frame& f, int place) noexcept {

@@ -146,7 +146,7 @@ class alignas(64) worker {
   // When this worker last began a round of looking for work (clock_ns), for context::searching.
   std::atomic<std::uint64_t> search_beat_ns{0};
 
-  context ctx{*this};
+  context ctx{*this, index};
 
   std::uint32_t next_random() noexcept {
     // xorshift64*: cheap, per worker, good enough for victim selection.

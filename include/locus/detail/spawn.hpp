@@ -70,6 +70,9 @@ struct spawn_record final : work_item {
   void* publish_elsewhere = nullptr;
   // Set when the scheduler does not run this child at once (see spawn_child_first).
   std::uint8_t route;
+  // The child's record while a scheduler policy decides where the child runs; written only on
+  // spawns a policy watches, so that a child it queues never takes a stack.
+  alignas(16) std::byte child_record[task_record_bytes];
 };
 
 // A parent-first task: owns its closure; destroyed by whoever runs it.
