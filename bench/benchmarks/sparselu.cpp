@@ -55,8 +55,10 @@ namespace {
 
 using dense::dim;
 
-// The BOTS kernels on bs x bs row-major blocks.
-void lu0(dim bs, float* __restrict d) {
+// The BOTS kernels on bs x bs row-major blocks. Each is one out-of-line copy that every
+// implementation calls: inlined into each one's tasks, the same loops were laid out differently
+// per implementation, and a rebuild that moved them changed locus / oneTBB from 1.01 to 1.25.
+[[gnu::noinline]] void lu0(dim bs, float* __restrict d) {
   for (dim k = 0; k < bs; ++k) {
     for (dim i = k + 1; i < bs; ++i) {
       d[i * bs + k] /= d[k * bs + k];
@@ -67,7 +69,7 @@ void lu0(dim bs, float* __restrict d) {
 }
 
 // col = L^-1 col, L the unit lower triangle of d (BOTS loops j, k, i; here k, i, j).
-void fwd(dim bs, const float* __restrict d, float* __restrict col) {
+[[gnu::noinline]] void fwd(dim bs, const float* __restrict d, float* __restrict col) {
   for (dim k = 0; k < bs; ++k) {
     for (dim i = k + 1; i < bs; ++i) {
       const float l = d[i * bs + k];
@@ -77,7 +79,7 @@ void fwd(dim bs, const float* __restrict d, float* __restrict col) {
 }
 
 // row = row U^-1, U the upper triangle of d.
-void bdiv(dim bs, const float* __restrict d, float* __restrict row) {
+[[gnu::noinline]] void bdiv(dim bs, const float* __restrict d, float* __restrict row) {
   for (dim i = 0; i < bs; ++i) {
     for (dim k = 0; k < bs; ++k) {
       row[i * bs + k] /= d[k * bs + k];
@@ -88,7 +90,7 @@ void bdiv(dim bs, const float* __restrict d, float* __restrict row) {
 }
 
 // inner -= row * col (BOTS loops i, j, k; here i, k, j).
-void bmod(dim bs, const float* __restrict row, const float* __restrict col,
+[[gnu::noinline]] void bmod(dim bs, const float* __restrict row, const float* __restrict col,
           float* __restrict inner) {
   for (dim i = 0; i < bs; ++i) {
     for (dim k = 0; k < bs; ++k) {
