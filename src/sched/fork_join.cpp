@@ -531,6 +531,17 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
 }  // namespace
 
 namespace {
+// A group with children running concurrently with its creator (a thief took the creator's
+// continuation, or a child suspended) queues its further children, parent-first: in a loop of
+// spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
+// continuation per child, where queued children leave the loop with the worker that runs it and
+// let the others take the children one at a time.
+[[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
+  inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
+  rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
+  return false;
+}
+
 template <bool Placed>
 [[gnu::always_inline]] inline bool spawn_here(spawn_record& rec) {
   worker* w = current_worker_here();
@@ -540,6 +551,8 @@ template <bool Placed>
   }
   if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
+  if (rec.group->pending.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    return queue_after_steal(w, rec);
   ult::stack* child = child_stack(w);
   if constexpr (Placed) {
     inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);

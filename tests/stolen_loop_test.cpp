@@ -1,0 +1,71 @@
+// A group whose creator's continuation was taken while a child still runs queues its further
+// children (parent-first) under a scheduler without spawn hooks: a loop of spawns stays with the
+// worker that runs it, instead of moving to the next thief with every child.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "locus/locus.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Spins (yielding) until `done` or a minute has passed; false on the timeout.
+template <class Done>
+bool wait_until(Done done) {
+  const auto give_up = clock_type::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (clock_type::now() > give_up) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// The first child holds its worker until the loop is over, so the creator's continuation runs
+// the loop on the other worker, a thief. Records whether each further child had run when its
+// spawn returned, and where it ran.
+template <std::size_t Children>
+void loop_after_a_steal(const char* sched, std::array<bool, Children>& ran_before_return,
+                        std::array<int, Children>& ran_on, int& first_on, int& loop_on) {
+  locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+  std::array<std::atomic<bool>, Children> ran{};
+  std::atomic<bool> release{false};
+  rt.exec([&] {
+    locus::task_group tg;
+    tg.run([&] {
+      first_on = locus::this_worker();
+      ASSERT_TRUE(wait_until([&] { return release.load(); }));
+    });
+    loop_on = locus::this_worker();
+    for (std::size_t i = 0; i < Children; ++i) {
+      tg.run([&, i] {
+        ran_on[i] = locus::this_worker();
+        ran[i] = true;
+      });
+      ran_before_return[i] = ran[i].load();
+    }
+    release = true;
+    tg.wait();
+  });
+}
+
+TEST(StolenLoop, FurtherChildrenAreQueuedWhileTheStolenFromChildRuns) {
+  constexpr std::size_t children = 16;
+  std::array<bool, children> ran_before_return{};
+  std::array<int, children> ran_on{};
+  ran_on.fill(-1);
+  int first_on = -1, loop_on = -1;
+  loop_after_a_steal<children>("ws", ran_before_return, ran_on, first_on, loop_on);
+  ASSERT_NE(first_on, -1);
+  EXPECT_NE(loop_on, first_on) << "the continuation was not taken by the other worker";
+  for (std::size_t i = 0; i < children; ++i) {
+    EXPECT_FALSE(ran_before_return[i]) << "child " << i << " ran child-first";
+    EXPECT_NE(ran_on[i], -1) << "child " << i << " did not run before the join";
+  }
+}
+
+}  // namespace
