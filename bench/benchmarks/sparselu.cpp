@@ -91,7 +91,7 @@ using dense::dim;
 
 // inner -= row * col (BOTS loops i, j, k; here i, k, j).
 [[gnu::noinline]] void bmod(dim bs, const float* __restrict row, const float* __restrict col,
-          float* __restrict inner) {
+                            float* __restrict inner) {
   for (dim i = 0; i < bs; ++i) {
     for (dim k = 0; k < bs; ++k) {
       const float x = row[i * bs + k];

@@ -414,8 +414,10 @@ ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* m
 namespace {
 // A hooked spawn: the group's begin hook at its first spawn, the child's record inherited from
 // its creator's as that hook left it, then the spawn hook.
-[[gnu::always_inline]] inline spawn_decision consult_policy(worker& w, group_state& g, task_frame& child,
-                                                const spawn_options& hints, bool queued) {
+[[gnu::always_inline]] inline spawn_decision consult_policy(worker& w, group_state& g,
+                                                            task_frame& child,
+                                                            const spawn_options& hints,
+                                                            bool queued) {
   if (w.rt.hooks.begins_groups() && !g.begun.load(std::memory_order_relaxed)) begin_group(w, g);
   inherit(child, frame_of(*w.running), g, hints.place);
   if (!w.rt.hooks.spawn) return queued ? spawn_decision::parent_first : spawn_decision::child_first;
