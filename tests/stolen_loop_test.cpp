@@ -1,6 +1,7 @@
 // A group whose creator's continuation was taken while a child still runs queues its further
-// children (parent-first) under a scheduler without spawn hooks: a loop of spawns stays with the
-// worker that runs it, instead of moving to the next thief with every child.
+// children (parent-first, up to 256 on the worker's queue) under a scheduler without spawn hooks:
+// a loop of spawns stays with the worker that runs it, instead of moving to the next thief with
+// every child.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -65,6 +66,22 @@ TEST(StolenLoop, FurtherChildrenAreQueuedWhileTheStolenFromChildRuns) {
   for (std::size_t i = 0; i < children; ++i) {
     EXPECT_FALSE(ran_before_return[i]) << "child " << i << " ran child-first";
     EXPECT_NE(ran_on[i], -1) << "child " << i << " did not run before the join";
+  }
+}
+
+// Past 256 queued children (a long loop must not become as many heap tasks), the spawns are
+// child-first again, behind the queued ones.
+TEST(StolenLoop, QueuedChildrenAreBounded) {
+  constexpr std::size_t bound = 256, children = bound + 8;
+  std::array<bool, children> ran_before_return{};
+  std::array<int, children> ran_on{};
+  ran_on.fill(-1);
+  int first_on = -1, loop_on = -1;
+  loop_after_a_steal<children>("ws", ran_before_return, ran_on, first_on, loop_on);
+  ASSERT_NE(loop_on, first_on);
+  for (std::size_t i = 0; i < children; ++i) {
+    EXPECT_EQ(ran_before_return[i], i >= bound) << "child " << i;
+    EXPECT_NE(ran_on[i], -1) << "child " << i;
   }
 }
 

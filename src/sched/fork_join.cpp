@@ -537,8 +537,17 @@ namespace {
 // continuation, or a child suspended) queues its further children, parent-first: in a loop of
 // spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
 // continuation per child, where queued children leave the loop with the worker that runs it and
-// let the others take the children one at a time.
+// let the others take the children one at a time. Up to a bound: a long loop must not turn into
+// as many tasks on the heap; past it the spawn is child-first, behind the queued ones.
+constexpr std::int64_t queued_after_steal_bound = 256;
+
 [[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
+  if (w->default_queue.deque.size() >= queued_after_steal_bound) {
+    ult::stack* child = child_stack(w);
+    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
+    run_child_first<watch::none, false>(w, rec, child);
+    return true;
+  }
   inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
   rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
   return false;

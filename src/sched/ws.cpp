@@ -14,6 +14,10 @@
 // not claimed it within reclaim_after_ns (the OS may deschedule the victim right after it was
 // seen searching), so a join never waits on a worker that does not run. `thief` keeps Cilk-5's
 // rule. Nothing of this is on the spawn path: the policy has no spawn, task or group-begin hook.
+//
+// A second departure comes with the plain spawn path of the core (docs/scheduler-policies.md): a
+// group whose continuation was taken while a child still runs queues its further children, up to
+// a bound, so that a flat loop of spawns is not stolen once per child.
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
