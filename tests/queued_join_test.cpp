@@ -11,21 +11,11 @@
 #include <vector>
 
 #include "locus/locus.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-// Spins (yielding) until `done` or a minute has passed; false on the timeout.
-template <class Done>
-bool wait_until(Done done) {
-  const auto give_up = clock_type::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (clock_type::now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+using locus_test::wait_until;
 
 // The creator queues children and keeps busy until the other worker has taken some; the
 // children the thief ran end before (`thief_late` false) or after (true) the creator's wait

@@ -6,25 +6,13 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <thread>
 
 #include "locus/locus.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-// Spins (yielding) until `done` or a minute has passed; false on the timeout.
-template <class Done>
-bool wait_until(Done done) {
-  const auto give_up = clock_type::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (clock_type::now() > give_up) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
+using locus_test::wait_until;
 
 // The first child holds its worker until the loop is over, so the creator's continuation runs
 // the loop on the other worker, a thief. Records whether each further child had run when its
