@@ -41,8 +41,11 @@ struct worker_stats {
   std::uint64_t wakeups = 0;        // of which another worker woke it (the others timed out)
   std::uint64_t pushes = 0;         // items this worker sent to another one (policies that push)
   std::uint64_t migrations = 0;     // tasks this worker moved to another one at a group's end
-  std::uint64_t stolen_items = 0;   // items its steals took (a steal may take several)
-  std::uint64_t lost_races = 0;     // failed steals that found an item another worker took first
+  // Times this worker, pinned, let the OS run it on any PU of its place because a worker's PU was
+  // contended (it waited to run over a quarter of the time), until the contention ended.
+  std::uint64_t cpu_unbinds = 0;
+  std::uint64_t stolen_items = 0;  // items its steals took (a steal may take several)
+  std::uint64_t lost_races = 0;    // failed steals that found an item another worker took first
   // Indexed by topology distance level between thief and victim (0 = same PU ... depth of the
   // machine tree; stats::level_names names them): successful steals (each took one item or
   // more) and failed ones.

@@ -29,8 +29,9 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
       << ",\"serial_spawns\":" << w.serial_spawns << ",\"suspensions\":" << w.suspensions
       << ",\"local_resumes\":" << w.local_resumes << ",\"sleeps\":" << w.sleeps
       << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
-      << ",\"migrations\":" << w.migrations << ",\"stolen_items\":" << w.stolen_items
-      << ",\"lost_races\":" << w.lost_races << ",\"steals_by_level\":";
+      << ",\"migrations\":" << w.migrations << ",\"cpu_unbinds\":" << w.cpu_unbinds
+      << ",\"stolen_items\":" << w.stolen_items << ",\"lost_races\":" << w.lost_races
+      << ",\"steals_by_level\":";
   json_array(out, w.steals_by_level);
   out << ",\"failed_steals_by_level\":";
   json_array(out, w.failed_steals_by_level);
@@ -177,6 +178,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   wakeups += w.wakeups;
   pushes += w.pushes;
   migrations += w.migrations;
+  cpu_unbinds += w.cpu_unbinds;
   stolen_items += w.stolen_items;
   lost_races += w.lost_races;
   add_levels(steals_by_level, w.steals_by_level);

@@ -121,12 +121,12 @@ runtime_impl::runtime_impl(const options& opts)
   }
   build_distances(n);
   if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
-  const bool pin = topology.can_pin(n);
+  pinned_ = topology.can_pin(n);
   for (auto& wp : workers_) {
     worker* w = wp.get();
-    w->thread = std::thread([this, w, pin] {
+    w->thread = std::thread([this, w, pin = pinned_] {
       set_current_worker(w);
-      if (pin) topology.pin_current_thread(w->leaf);
+      if (pin && topology.pin_current_thread(w->leaf)) w->cpu_watch.start(clock_ns());
       ult::prepare_thread_for_overflow_reports();
       w->native = ult::describe_native_stack();
       w->running = &w->native;
@@ -226,6 +226,13 @@ void runtime_impl::sleep(worker& w) noexcept {
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+bool runtime_impl::any_worker_contended(std::uint64_t now_ns) const noexcept {
+  for (const auto& w : workers_) {
+    if (w->cpu_watch.contended_lately(now_ns)) return true;
+  }
+  return false;
+}
+
 void runtime_impl::deliver(int target, work_item* item, lane where) {
   at(target).mail.put(item, where);
   wake(target);
@@ -307,6 +314,7 @@ locus::stats runtime_impl::stats() const {
     ws.wakeups = c.wakeups.get();
     ws.pushes = c.pushes.get();
     ws.migrations = c.migrations.get();
+    ws.cpu_unbinds = c.cpu_unbinds.get();
     ws.stolen_items = c.stolen_items.get();
     ws.lost_races = c.lost_races.get();
     for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
@@ -326,8 +334,8 @@ void runtime_impl::reset_stats() noexcept {
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
     for (counter* x : {&c.spawns, &c.serial_spawns, &c.suspensions, &c.local_resumes, &c.sleeps,
-                       &c.wakeups, &c.pushes, &c.migrations, &c.stolen_items, &c.lost_races,
-                       &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+                       &c.wakeups, &c.pushes, &c.migrations, &c.cpu_unbinds, &c.stolen_items,
+                       &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();
@@ -346,7 +354,7 @@ std::string runtime_impl::describe() const {
   }
   out << "  LOCUS_TOPOLOGY     = " << (settings.topology.empty() ? "(this machine) " : "")
       << topology.describe() << '\n';
-  out << "  pinned             = " << (topology.can_pin(size()) ? "yes" : "no") << '\n';
+  out << "  pinned             = " << (pinned_ ? "yes" : "no") << '\n';
   out << "  LOCUS_STACK_SIZE   = " << settings.stack_size << '\n';
   out << "  LOCUS_STATS        = " << (settings.stats_at_exit ? 1 : 0) << '\n';
   out << "  LOCUS_PMU          = " << (settings.pmu ? 1 : 0) << '\n';

@@ -86,6 +86,8 @@ class runtime_impl {
   void wake(int target) noexcept;
   // Puts the calling worker to sleep until work may have appeared for it.
   void sleep(worker& w) noexcept;
+  // Whether any worker's PU was contended lately (cpu_contention_watch).
+  bool any_worker_contended(std::uint64_t now_ns) const noexcept;
   bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
   bool any_work_visible() const noexcept;
 
@@ -135,6 +137,7 @@ class runtime_impl {
   std::atomic<bool> waking_{false};
   std::atomic<int> roots_active_{0};
   std::atomic<bool> stopping_{false};
+  bool pinned_ = false;  // each worker bound to its PU (or, while its PU is contended, its place)
   std::atomic<std::uint64_t> suppressed_{0};
   // Construction is the first epoch: until its first phase change a worker's phase_since_ns is
   // 0, and the time before the runtime existed is not its time.

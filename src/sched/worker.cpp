@@ -89,6 +89,17 @@ void worker::main_loop() {
 }
 
 work_item* worker::find_work() {
+  if (const std::uint64_t now = clock_ns(); cpu_watch.close_window(now)) [[unlikely]] {
+    const bool contended = rt.any_worker_contended(now);
+    if (contended != cpu_watch.widened) {
+      const bool done = contended ? rt.topology.pin_current_thread_to_place(place)
+                                  : rt.topology.pin_current_thread(leaf);
+      if (done) {
+        cpu_watch.widened = contended;
+        if (contended) counters.cpu_unbinds.add();
+      }
+    }
+  }
   unsigned rounds = 0;
   while (!rt.stopping()) {
     search_beat_ns.store(clock_ns(), std::memory_order_relaxed);

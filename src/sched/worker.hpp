@@ -14,6 +14,7 @@
 #include "locus/stats.hpp"
 #include "queue/work_queue.hpp"
 #include "sched/context.hpp"
+#include "sched/cpu_contention.hpp"
 #include "sched/inbox.hpp"
 #include "sched/policy.hpp"
 #include "sched/task_frame.hpp"
@@ -54,6 +55,7 @@ struct worker_counters {
   explicit worker_counters(int levels)
       : steals(levels), failed_steals(levels), stolen_items_by_level(levels) {}
   counter spawns, serial_spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
+  counter cpu_unbinds;
   counter stolen_items, lost_races;
   counter busy_ns, idle_ns, overhead_ns;
   std::vector<counter> steals;  // successful steal operations, by topology distance
@@ -143,6 +145,8 @@ class alignas(64) worker {
   // announced that it is going to sleep.
   alignas(64) std::atomic<std::uint32_t> wake_word{0};
   std::atomic<bool> asleep{false};
+  // Pinned runtimes only: whether its PU is contended, and its binding.
+  cpu_contention_watch cpu_watch;
   // When this worker last began a round of looking for work (clock_ns), for context::searching.
   std::atomic<std::uint64_t> search_beat_ns{0};
 

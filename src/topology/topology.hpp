@@ -80,6 +80,9 @@ class topology {
   // Binds the calling thread to the PU of `leaf` (no-op when synthetic). Returns false if the OS
   // refused.
   bool pin_current_thread(int leaf) const;
+  // Binds the calling thread to every PU of place `place` (its NUMA node; no-op when synthetic).
+  // Returns false if the OS refused.
+  bool pin_current_thread_to_place(int place) const;
   // For the memory layer (src/mem): the hwloc topology the tree was built from (for a synthetic
   // topology a synthetic one, on which hwloc binds nothing), and the hwloc nodeset of place
   // `place` (0 .. num_numa() - 1): its NUMA node's, or the package's (the machine's) when places
