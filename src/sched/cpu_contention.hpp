@@ -25,6 +25,7 @@ class cpu_contention_watch {
   // On the worker's thread, once it is bound to its PU. Without the kernel's schedstat the worker
   // never closes a window.
   void start(std::uint64_t now_ns) noexcept;
+  bool watching() const noexcept { return fd_ >= 0; }
   // On the worker's thread: whether a window has ended (its verdict is then in contended_at).
   bool close_window(std::uint64_t now_ns) noexcept {
     if (fd_ < 0 || now_ns - checked_ns_ < window_ns) return false;

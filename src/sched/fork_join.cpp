@@ -538,19 +538,15 @@ namespace {
 // spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
 // continuation per child, where queued children leave the loop with the worker that runs it and
 // let the others take the children one at a time. Up to a bound: a long loop must not turn into
-// as many tasks on the heap; past it the spawn is child-first, behind the queued ones.
+// as many tasks on the heap; past it the spawn is child-first, behind the queued ones. True if the
+// child is to be queued (spawn_routed then queues it).
 constexpr std::int64_t queued_after_steal_bound = 256;
 
 [[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
-  if (w->default_queue.deque.size() >= queued_after_steal_bound) {
-    ult::stack* child = child_stack(w);
-    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
-    run_child_first<watch::none, false>(w, rec, child);
-    return true;
-  }
+  if (w->default_queue.deque.size() >= queued_after_steal_bound) return false;
   inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
   rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
-  return false;
+  return true;
 }
 
 template <bool Placed>
@@ -562,8 +558,10 @@ template <bool Placed>
   }
   if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  if (rec.group->pending.load(std::memory_order_relaxed) != 0) [[unlikely]]
-    return queue_after_steal(w, rec);
+  if (rec.group->pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec))
+      [[unlikely]] {
+    return false;
+  }
   ult::stack* child = child_stack(w);
   if constexpr (Placed) {
     inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);

@@ -88,18 +88,21 @@ void worker::main_loop() {
   enter_phase(phase::overhead, clock_ns());
 }
 
+// Binds this worker to its place while any worker's PU is contended, to its PU otherwise.
+void worker::follow_cpu_contention(std::uint64_t now) noexcept {
+  if (!cpu_watch.close_window(now)) return;
+  const bool contended = rt.any_worker_contended(now);
+  if (contended == cpu_watch.widened) return;
+  const bool done = contended ? rt.topology.pin_current_thread_to_place(place)
+                              : rt.topology.pin_current_thread(leaf);
+  if (!done) return;
+  cpu_watch.widened = contended;
+  if (contended) counters.cpu_unbinds.add();
+}
+
 work_item* worker::find_work() {
-  if (const std::uint64_t now = clock_ns(); cpu_watch.close_window(now)) [[unlikely]] {
-    const bool contended = rt.any_worker_contended(now);
-    if (contended != cpu_watch.widened) {
-      const bool done = contended ? rt.topology.pin_current_thread_to_place(place)
-                                  : rt.topology.pin_current_thread(leaf);
-      if (done) {
-        cpu_watch.widened = contended;
-        if (contended) counters.cpu_unbinds.add();
-      }
-    }
-  }
+  if (cpu_watch.watching()) [[unlikely]]
+    follow_cpu_contention(clock_ns());
   unsigned rounds = 0;
   while (!rt.stopping()) {
     search_beat_ns.store(clock_ns(), std::memory_order_relaxed);

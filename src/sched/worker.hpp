@@ -165,6 +165,7 @@ class alignas(64) worker {
 
  private:
   work_item* find_work();
+  void follow_cpu_contention(std::uint64_t now) noexcept;
   ult::stack* acquire_stack_or_die() noexcept;
   // Runs `item` and whatever running it hands back.
   void dispatch(work_item* item);
