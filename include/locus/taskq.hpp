@@ -262,6 +262,7 @@ class taskq {
   bool all_empty() const noexcept;
 
  private:
+  friend class dist_taskq;  // stitches per-process queues into one (locus/dist_taskq.hpp)
   std::unique_ptr<detail::taskq_impl> impl_;
 };
 

@@ -42,6 +42,13 @@ class live_count {
     return puts == ends;
   }
 
+  // Every put so far, for statistics: a snapshot, exact only when nothing is put meanwhile.
+  std::uint64_t puts_total() const noexcept {
+    std::uint64_t puts = overflow_.puts.load(std::memory_order_relaxed);
+    for (const auto& s : shards_) puts += s.puts.load(std::memory_order_relaxed);
+    return puts;
+  }
+
   static constexpr unsigned shards = 64;
 
   // A slot for the calling thread, unique among live threads and given back when it exits (the

@@ -89,6 +89,9 @@ void taskq_impl::join(taskq_frame& f, std::exception_ptr& error) noexcept {
     } catch (...) {
       if (!error) error = std::current_exception();
     }
+    if (remote != nullptr) {
+      while (f.remote_pending.load(std::memory_order_acquire) != 0) remote->help();
+    }
     if (!f.fences) break;
     if (error || f.fences->epochs.empty()) {
       // Tasks held behind a fence after a failure are dropped, as dependents of a failed task.
@@ -149,7 +152,7 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   frame_ = &frame;
   frame.put_any = true;
   q.live.put(detail::this_thread_live_slot());
-  group_ = frame.fences ? nullptr : &frame.tg;
+  group_ = frame.fences || (q.remote != nullptr && q.remote->wants_offer()) ? nullptr : &frame.tg;
 }
 
 taskq_put_site::~taskq_put_site() {
@@ -158,6 +161,10 @@ taskq_put_site::~taskq_put_site() {
 
 void taskq_put_site::defer(const void* in, void* out) {
   auto& frame = *static_cast<taskq_frame*>(frame_);
+  if (!frame.fences) {
+    q_.remote->offer(frame, q_.find(fn_, "put"), in, out);
+    return;
+  }
   frame.fences->epochs.back().push_back(q_.make_held(q_.find(fn_, "put"), in, out));
 }
 
@@ -199,6 +206,11 @@ void taskq::put(task_fn fn, const void* in, void* out) {
   q.live.put(detail::this_thread_live_slot());
   if (frame.fences) {
     frame.fences->epochs.back().push_back(q.make_held(f, in, out));
+    return;
+  }
+  if (q.remote != nullptr && q.remote->wants_offer()) {
+    q.remote->offer(frame, f, in, out);
+    set_current_taskq_frame(current);
     return;
   }
   if (f.in_size <= detail::inline_input_bytes) {

@@ -57,6 +57,24 @@ struct taskq_frame {
   task_group tg;
   bool put_any = false;  // since the last join: a fence with nothing before it is a no-op
   std::unique_ptr<fence_state> fences;
+  // Tasks this frame put that run on another process (src/dist): the join waits for their
+  // outputs as it waits for tg.
+  std::atomic<int> remote_pending{0};
+};
+
+// How a distributed queue (src/dist) extends a taskq. Plain puts may be offered instead of
+// spawned: the remote side keeps them where both this process's workers and thieves from other
+// processes can take them, and counts in the frame's remote_pending those that leave. A join
+// whose remote_pending is not zero calls help() until it is.
+class taskq_remote {
+ public:
+  virtual ~taskq_remote() = default;
+  // Whether the next plain put should be offered (asked on every put: must be cheap).
+  virtual bool wants_offer() const noexcept = 0;
+  // Takes the put (already counted live); copies `in` before returning.
+  virtual void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) = 0;
+  // Runs one task that came from another process, or idles briefly when there is none.
+  virtual void help() noexcept = 0;
 };
 
 // What taskq keeps per thread: the current task of the calling worker (null outside any taskq
@@ -121,7 +139,8 @@ class taskq_impl {
 
   const std::vector<taskq_function> functions;
   taskq_frame top{*this};
-  live_count live;  // put and not yet ended, held ones included
+  live_count live;                 // put and not yet ended, held ones included
+  taskq_remote* remote = nullptr;  // set by a distributed queue with more than one process
 
  private:
   void release(taskq_frame& f, std::unique_ptr<held_task> h);

@@ -1,0 +1,23 @@
+// A distributed queue's settings, read from the environment when the queue is created.
+#pragma once
+
+#include <cstddef>
+
+namespace locus::detail {
+
+struct dist_config {
+  // LOCUS_DIST_STEAL: how many tasks a steal across ranks takes: 0 means half of the victim's
+  // migratable tasks (HotSLAW's StealHalf across nodes, the default), else at most this many
+  // ("one" is 1).
+  std::size_t chunk = 0;
+  // LOCUS_DIST_POOL: how many queued tasks a rank keeps migratable at once.
+  std::size_t pool = 32;
+  // LOCUS_DIST_DELAY_US: a test hook; before handling each message the communication thread
+  // sleeps a random time up to this many microseconds, to shake out races in the protocol.
+  unsigned delay_us = 0;
+
+  // Throws locus::config_error naming the variable and its accepted values.
+  static dist_config from_environment();
+};
+
+}  // namespace locus::detail

@@ -1,0 +1,515 @@
+#include "dist/dist_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "dist/steal_protocol.hpp"
+#include "locus/hints.hpp"
+
+namespace locus::detail {
+namespace {
+
+namespace wire = dist_wire;
+using clock = std::chrono::steady_clock;
+
+// A thief that got nothing waits this long before it asks again, doubling up to the maximum:
+// a rank with no work keeps asking, but without flooding the others.
+constexpr std::chrono::microseconds first_backoff{10};
+constexpr std::chrono::microseconds max_backoff{1000};
+
+void invoke(const taskq_function& fn, void* in, void* out) {
+  if (fn.thunk != nullptr) {
+    fn.thunk(fn.fn, in, out);
+  } else {
+    fn.fn(in, out);
+  }
+}
+
+std::uint64_t elapsed_ns(clock::time_point since) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - since).count());
+}
+
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(std::move(error));
+  } catch (const std::exception& e) {
+    return std::string("a task threw: ") + e.what();
+  } catch (...) {
+    return "a task threw an exception that is not a std::exception";
+  }
+}
+
+constexpr std::size_t stat_fields = 10;
+
+}  // namespace
+
+dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& config)
+    : q_(q),
+      comm_(comm),
+      config_(config),
+      term_(comm.rank(), comm.size()),
+      rng_(static_cast<std::minstd_rand::result_type>(comm.rank()) * 7919u + 17u) {
+  stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
+  comm_.call([this] {
+    MPI_Comm_idup(MPI_COMM_WORLD, &comm_world_, &setup_);
+    comm_.add(this);
+  });
+}
+
+dist_engine::~dist_engine() {
+  stopping_.store(true, std::memory_order_release);
+  while (!finished_.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void dist_engine::offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) {
+  auto t = std::make_shared<offered_task>();
+  t->fn = &fn;
+  t->index = static_cast<std::uint32_t>(&fn - q_.functions.data());
+  t->out = out;
+  t->frame = &f;
+  if (fn.in_size != 0) {
+    t->input = std::make_unique_for_overwrite<std::byte[]>(fn.in_size);
+    std::memcpy(t->input.get(), in, fn.in_size);
+  }
+  {
+    const std::lock_guard hold(pool_lock_);
+    pool_.push_back(t);
+    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+  }
+  f.tg.run([this, t = std::move(t)] { claim_and_run(t); }, locus::parent_first);
+}
+
+void dist_engine::claim_and_run(const std::shared_ptr<offered_task>& t) {
+  {
+    const std::lock_guard hold(pool_lock_);
+    if (t->st != offered_task::state::queued) {
+      // Shipped: the thief's rank counts it live now, and the frame waits for its output.
+      q_.live.end(this_thread_live_slot());
+      return;
+    }
+    t->st = offered_task::state::claimed;
+    // Claims come mostly newest first, as the owner's queue pops them.
+    const auto it = std::find(pool_.rbegin(), pool_.rend(), t);
+    pool_.erase(std::next(it).base());
+    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+  }
+  taskq_run(
+      q_,
+      [](void* self) {
+        auto* task = static_cast<offered_task*>(self);
+        invoke(*task->fn, task->input.get(), task->out);
+      },
+      t.get(), nullptr);
+}
+
+bool dist_engine::run_import() noexcept {
+  if (inbox_size_.load(std::memory_order_acquire) == 0) return false;
+  imported_task t;
+  {
+    const std::lock_guard hold(inbox_lock_);
+    if (inbox_.empty()) return false;
+    t = std::move(inbox_.front());
+    inbox_.pop_front();
+    inbox_size_.store(inbox_.size(), std::memory_order_release);
+  }
+  run_imported(t);
+  return true;
+}
+
+void dist_engine::run_imported(imported_task& t) noexcept {
+  const taskq_function& fn = q_.functions[t.fn];
+  std::vector<std::byte> out(fn.out_size);
+  // The output buffer is a byte vector's: as aligned as operator new makes it, which taskq
+  // requires of every output type.
+  struct call {
+    const taskq_function* fn;
+    void* in;
+    void* out;
+  } c{&fn, t.input.get(), out.data()};
+  try {
+    taskq_run(
+        q_,
+        [](void* self) {
+          auto* c = static_cast<call*>(self);
+          invoke(*c->fn, c->in, c->out);
+        },
+        &c, nullptr);
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  {
+    const std::lock_guard hold(results_lock_);
+    results_.push_back({t.origin, t.handle, std::move(out)});
+    has_results_.store(true, std::memory_order_release);
+  }
+  // The second of the two counts taken at import: this rank stays active until the output is
+  // in the communication thread's hands.
+  q_.live.end(this_thread_live_slot());
+}
+
+void dist_engine::idle() noexcept {
+  hungry();
+  const auto t0 = clock::now();
+  std::this_thread::sleep_for(std::chrono::microseconds(20));
+  stats_.idle_ns.fetch_add(elapsed_ns(t0), std::memory_order_relaxed);
+}
+
+void dist_engine::help() noexcept {
+  if (!run_import()) idle();
+}
+
+std::uint64_t dist_engine::begin_epoch() noexcept {
+  return entered_.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
+void dist_engine::await_epoch(std::uint64_t epoch) noexcept {
+  while (done_.load(std::memory_order_acquire) < epoch) help();
+}
+
+bool dist_engine::all_empty() noexcept {
+  // The first call enters an epoch; the calls after it test it, until one reports it ended.
+  if (testing_ == 0) testing_ = begin_epoch();
+  if (!run_import()) hungry();
+  if (done_.load(std::memory_order_acquire) < testing_) return false;
+  testing_ = 0;
+  return true;
+}
+
+void dist_engine::fail(std::exception_ptr error) noexcept {
+  comm_.abort("locus::dist_taskq: " + describe(std::move(error)));
+}
+
+// ---- communication thread -------------------------------------------------------------------
+
+void dist_engine::send(int to, int tag, std::vector<std::byte> bytes) {
+  outgoing& o = sends_.emplace_back();
+  o.bytes = std::move(bytes);
+  MPI_Isend(o.bytes.data(), static_cast<int>(o.bytes.size()), MPI_BYTE, to, tag, comm_world_,
+            &o.request);
+}
+
+bool dist_engine::progress() {
+  if (!ready_) {
+    int done = 0;
+    MPI_Test(&setup_, &done, MPI_STATUS_IGNORE);
+    if (done == 0) return false;
+    ready_ = true;
+  }
+  bool busy = receive();
+  busy = send_results() || busy;
+  busy = complete_sends() || busy;
+  busy = try_steal() || busy;
+  busy = detect_termination() || busy;
+  if (gather_ != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Test(&gather_, &done, MPI_STATUS_IGNORE);
+    if (done != 0) {
+      gathered_.set_value();
+      busy = true;
+    }
+  }
+  if (stopping_.load(std::memory_order_acquire)) busy = teardown() || busy;
+  return busy;
+}
+
+bool dist_engine::receive() {
+  bool any = false;
+  // A bounded batch per round, so that sends and steals keep their turn under a flood.
+  for (int i = 0; i < 64; ++i) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_world_, &flag, &message, &status);
+    if (flag == 0) break;
+    int size = 0;
+    MPI_Get_count(&status, MPI_BYTE, &size);
+    std::vector<std::byte> msg(static_cast<std::size_t>(size));
+    MPI_Mrecv(msg.data(), size, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    if (config_.delay_us != 0) {
+      std::uniform_int_distribution<unsigned> pick(0, config_.delay_us);
+      std::this_thread::sleep_for(std::chrono::microseconds(pick(rng_)));
+    }
+    handle(status.MPI_SOURCE, status.MPI_TAG, msg);
+    any = true;
+  }
+  return any;
+}
+
+void dist_engine::handle(int from, int tag, const std::vector<std::byte>& msg) {
+  switch (tag) {
+    case wire::steal_request:
+      serve_steal(from);
+      break;
+    case wire::tasks:
+      take_tasks(msg);
+      break;
+    case wire::result:
+      take_result(msg);
+      break;
+    case wire::token:
+      term_.token_arrived(wire::read_token(msg));
+      break;
+    case wire::done:
+      term_.done_arrived(wire::read_epoch(msg));
+      done_.store(term_.done_epoch(), std::memory_order_release);
+      break;
+    default:
+      comm_.abort("locus::dist_taskq: a message with unknown tag " + std::to_string(tag) +
+                  " from rank " + std::to_string(from));
+  }
+}
+
+void dist_engine::serve_steal(int thief) {
+  std::vector<std::shared_ptr<offered_task>> taken;
+  {
+    const std::lock_guard hold(pool_lock_);
+    const std::size_t have = pool_.size();
+    const std::size_t n = config_.chunk == 0 ? (have + 1) / 2 : std::min(config_.chunk, have);
+    for (std::size_t i = 0; i < n; ++i) {
+      // The oldest: in a recursive program, the biggest pieces of work.
+      std::shared_ptr<offered_task> t = std::move(pool_.front());
+      pool_.pop_front();
+      t->st = offered_task::state::shipped;
+      // Before the claiming task can see the record shipped (it looks under this lock), so that
+      // the frame's join, which follows that task's end, waits for the output.
+      t->frame->remote_pending.fetch_add(1, std::memory_order_relaxed);
+      taken.push_back(std::move(t));
+    }
+    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+  }
+  wire::batch_writer batch;
+  for (auto& t : taken) {
+    const std::uint64_t handle = next_handle_++;
+    batch.add({t->index, comm_.rank(), handle,
+               std::span<const std::byte>(t->input.get(), t->fn->in_size)});
+    shipped_.emplace(handle, std::move(t));
+  }
+  const std::uint32_t n = batch.count();
+  std::vector<std::byte> bytes = batch.take();
+  if (n != 0) {
+    term_.basic_sent();
+    stats_.steals_served.fetch_add(1, std::memory_order_relaxed);
+    stats_.tasks_sent.fetch_add(n, std::memory_order_relaxed);
+    stats_.bytes_sent.fetch_add(bytes.size(), std::memory_order_relaxed);
+  } else {
+    stats_.steals_refused.fetch_add(1, std::memory_order_relaxed);
+  }
+  send(thief, wire::tasks, std::move(bytes));
+}
+
+void dist_engine::take_tasks(const std::vector<std::byte>& msg) {
+  request_out_ = false;
+  const std::vector<wire::task> tasks = wire::read_batch(msg);
+  if (tasks.empty()) {
+    backoff_ = backoff_.count() == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);
+    next_steal_ = clock::now() + backoff_;
+    return;
+  }
+  backoff_ = std::chrono::microseconds(0);
+  term_.basic_received();
+  stats_.tasks_received.fetch_add(tasks.size(), std::memory_order_relaxed);
+  stats_.bytes_received.fetch_add(msg.size(), std::memory_order_relaxed);
+  std::deque<imported_task> arrived;
+  const unsigned slot = this_thread_live_slot();
+  for (const wire::task& w : tasks) {
+    if (w.fn >= q_.functions.size() || w.input.size() != q_.functions[w.fn].in_size) {
+      comm_.abort("locus::dist_taskq: a task from rank " + std::to_string(w.origin) +
+                  " does not match this rank's registered functions (register the same "
+                  "functions in the same order on every rank)");
+    }
+    imported_task& t = arrived.emplace_back();
+    t.fn = w.fn;
+    t.origin = w.origin;
+    t.handle = w.handle;
+    if (!w.input.empty()) {
+      t.input = std::make_unique_for_overwrite<std::byte[]>(w.input.size());
+      std::memcpy(t.input.get(), w.input.data(), w.input.size());
+    }
+    // Two counts: one the task's run ends, one its output's hand-over ends (run_imported).
+    q_.live.put(slot);
+    q_.live.put(slot);
+  }
+  const std::lock_guard hold(inbox_lock_);
+  for (auto& t : arrived) inbox_.push_back(std::move(t));
+  inbox_size_.store(inbox_.size(), std::memory_order_release);
+}
+
+void dist_engine::take_result(const std::vector<std::byte>& msg) {
+  std::span<const std::byte> out;
+  const std::uint64_t handle = wire::read_result(msg, out);
+  const auto it = shipped_.find(handle);
+  if (it == shipped_.end() || out.size() != it->second->fn->out_size) {
+    comm_.abort("locus::dist_taskq: an output for a task this rank did not ship");
+  }
+  term_.basic_received();
+  stats_.bytes_received.fetch_add(msg.size(), std::memory_order_relaxed);
+  offered_task& t = *it->second;
+  if (!out.empty()) std::memcpy(t.out, out.data(), out.size());
+  t.frame->remote_pending.fetch_sub(1, std::memory_order_release);
+  shipped_.erase(it);
+}
+
+bool dist_engine::send_results() {
+  if (!has_results_.load(std::memory_order_acquire)) return false;
+  std::vector<result> ready;
+  {
+    const std::lock_guard hold(results_lock_);
+    ready.swap(results_);
+    has_results_.store(false, std::memory_order_relaxed);
+  }
+  for (result& r : ready) {
+    std::vector<std::byte> bytes = wire::write_result(r.handle, r.bytes);
+    term_.basic_sent();
+    stats_.bytes_sent.fetch_add(bytes.size(), std::memory_order_relaxed);
+    send(r.origin, wire::result, std::move(bytes));
+  }
+  return !ready.empty();
+}
+
+bool dist_engine::complete_sends() {
+  bool any = false;
+  while (!sends_.empty()) {
+    int done = 0;
+    MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE);
+    if (done == 0) break;
+    sends_.pop_front();
+    any = true;
+  }
+  return any;
+}
+
+bool dist_engine::try_steal() {
+  if (request_out_ || stopping_.load(std::memory_order_relaxed)) return false;
+  if (inbox_size_.load(std::memory_order_relaxed) != 0) return false;
+  if (clock::now() < next_steal_) return false;
+  if (!hungry_.exchange(false, std::memory_order_relaxed)) return false;
+  std::uniform_int_distribution<int> pick(0, comm_.size() - 2);
+  int victim = pick(rng_);
+  if (victim >= comm_.rank()) ++victim;
+  request_out_ = true;
+  stats_.steals_sent.fetch_add(1, std::memory_order_relaxed);
+  send(victim, wire::steal_request, std::vector<std::byte>(1));
+  return true;
+}
+
+bool dist_engine::passive() const noexcept {
+  // live first: an imported task's output is queued before its last count ends, so a rank whose
+  // count reads empty sees that output here.
+  return q_.live.empty() && !has_results_.load(std::memory_order_acquire) &&
+         inbox_size_.load(std::memory_order_acquire) == 0;
+}
+
+bool dist_engine::detect_termination() {
+  if (!passive()) return false;
+  const termination::step s = term_.passive(entered_.load(std::memory_order_acquire));
+  switch (s.what) {
+    case termination::step::kind::none:
+      return false;
+    case termination::step::kind::pass_token:
+      send(s.to, wire::token, wire::write_token(s.token));
+      return true;
+    case termination::step::kind::announce:
+      for (int r = 1; r < comm_.size(); ++r) send(r, wire::done, wire::write_epoch(s.epoch));
+      done_.store(s.epoch, std::memory_order_release);
+      return true;
+  }
+  return false;
+}
+
+bool dist_engine::teardown() {
+  // Every request this rank sent has its answer before it enters the barrier, and every rank
+  // answers requests until its barrier completes: after it, no request is left unanswered.
+  if (!barrier_posted_) {
+    if (request_out_) return false;
+    MPI_Ibarrier(comm_world_, &barrier_);
+    barrier_posted_ = true;
+    return true;
+  }
+  int done = 0;
+  MPI_Test(&barrier_, &done, MPI_STATUS_IGNORE);
+  if (done == 0 || !sends_.empty() || gather_ != MPI_REQUEST_NULL) return false;
+  MPI_Comm_free(&comm_world_);
+  comm_.remove(this);
+  finished_.store(true, std::memory_order_release);
+  return true;
+}
+
+// ---- statistics -----------------------------------------------------------------------------
+
+dist_rank_stats dist_engine::stats() const {
+  dist_rank_stats s;
+  s.rank = comm_.rank();
+  s.steals_sent = stats_.steals_sent.load(std::memory_order_relaxed);
+  s.steals_served = stats_.steals_served.load(std::memory_order_relaxed);
+  s.steals_refused = stats_.steals_refused.load(std::memory_order_relaxed);
+  s.tasks_sent = stats_.tasks_sent.load(std::memory_order_relaxed);
+  s.tasks_received = stats_.tasks_received.load(std::memory_order_relaxed);
+  s.bytes_sent = stats_.bytes_sent.load(std::memory_order_relaxed);
+  s.bytes_received = stats_.bytes_received.load(std::memory_order_relaxed);
+  s.idle_seconds = static_cast<double>(stats_.idle_ns.load(std::memory_order_relaxed)) * 1e-9;
+  // Puts counted here: this rank's own, and two per imported task; shipped ones ran elsewhere.
+  const std::uint64_t puts =
+      q_.live.puts_total() - stats_.puts_base.load(std::memory_order_relaxed);
+  s.tasks = puts - s.tasks_received - s.tasks_sent;
+  return s;
+}
+
+void dist_engine::reset_stats() {
+  for (auto* c :
+       {&stats_.steals_sent, &stats_.steals_served, &stats_.steals_refused, &stats_.tasks_sent,
+        &stats_.tasks_received, &stats_.bytes_sent, &stats_.bytes_received, &stats_.idle_ns}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
+}
+
+std::vector<dist_rank_stats> dist_engine::gather_stats() {
+  const dist_rank_stats mine = stats();
+  gathered_ = std::promise<void>();
+  auto done = gathered_.get_future();
+  comm_.call([&] {
+    gather_send_ = {static_cast<std::uint64_t>(mine.rank),
+                    mine.tasks,
+                    mine.steals_sent,
+                    mine.steals_served,
+                    mine.steals_refused,
+                    mine.tasks_sent,
+                    mine.tasks_received,
+                    mine.bytes_sent,
+                    mine.bytes_received,
+                    stats_.idle_ns.load(std::memory_order_relaxed)};
+    gather_recv_.assign(
+        comm_.rank() == 0 ? stat_fields * static_cast<std::size_t>(comm_.size()) : 0, 0);
+    MPI_Igather(gather_send_.data(), static_cast<int>(stat_fields), MPI_UINT64_T,
+                gather_recv_.data(), static_cast<int>(stat_fields), MPI_UINT64_T, 0, comm_world_,
+                &gather_);
+  });
+  done.wait();
+  std::vector<dist_rank_stats> all;
+  for (std::size_t r = 0; r * stat_fields < gather_recv_.size(); ++r) {
+    const std::uint64_t* v = gather_recv_.data() + r * stat_fields;
+    dist_rank_stats s;
+    s.rank = static_cast<int>(v[0]);
+    s.tasks = v[1];
+    s.steals_sent = v[2];
+    s.steals_served = v[3];
+    s.steals_refused = v[4];
+    s.tasks_sent = v[5];
+    s.tasks_received = v[6];
+    s.bytes_sent = v[7];
+    s.bytes_received = v[8];
+    s.idle_seconds = static_cast<double>(v[9]) * 1e-9;
+    all.push_back(s);
+  }
+  return all;
+}
+
+}  // namespace locus::detail

@@ -1,0 +1,174 @@
+// One distributed queue's engine on one rank: the pool of migratable tasks (HotSLAW's public
+// queue portion), the tasks that came from other ranks, the outputs on their way back, and the
+// communication thread's side of the steal protocol and of termination detection.
+//
+// Which tasks migrate: a put finds room in the pool (LOCUS_DIST_POOL tasks) and is offered: its
+// input is copied into a record kept in the pool, and a small task that claims the record is
+// queued parent-first in the putter's group. Whoever comes first takes the record: a local worker
+// running the claiming task runs the task there; the communication thread answering a thief ships
+// it (only queued, never started tasks move). Other puts are the plain taskq's. The putter's join
+// waits for shipped tasks through its frame's remote_pending, which an arriving output decrements.
+//
+// Threads: the pool and the inbox of imported tasks are shared under locks; everything about MPI
+// belongs to the communication thread (comm_thread.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "dist/comm_thread.hpp"
+#include "dist/dist_config.hpp"
+#include "dist/termination.hpp"
+#include "locus/dist_taskq.hpp"
+#include "taskq/taskq_impl.hpp"
+
+namespace locus::detail {
+
+// A put kept migratable. `state` changes only under the pool's lock.
+struct offered_task {
+  enum class state { queued, claimed, shipped };
+  const taskq_function* fn = nullptr;
+  std::uint32_t index = 0;
+  std::unique_ptr<std::byte[]> input;
+  void* out = nullptr;
+  taskq_frame* frame = nullptr;
+  state st = state::queued;
+};
+
+// A task that came from another rank: its output goes back to (origin, handle).
+struct imported_task {
+  std::uint32_t fn = 0;
+  int origin = 0;
+  std::uint64_t handle = 0;
+  std::unique_ptr<std::byte[]> input;
+};
+
+class dist_engine final : public taskq_remote, public comm_client {
+ public:
+  // Collective: every rank creates its engines in the same order.
+  dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& config);
+  // Collective: returns once every rank has begun destroying this queue and no message of it is
+  // in flight.
+  ~dist_engine() override;
+  dist_engine(const dist_engine&) = delete;
+  dist_engine& operator=(const dist_engine&) = delete;
+
+  int rank() const noexcept { return comm_.rank(); }
+  int ranks() const noexcept { return comm_.size(); }
+
+  // taskq_remote (workers).
+  bool wants_offer() const noexcept override {
+    return pool_size_.load(std::memory_order_relaxed) < config_.pool;
+  }
+  void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) override;
+  void help() noexcept override;
+
+  // comm_client (communication thread).
+  bool progress() override;
+
+  // The top level. begin_epoch: the calling rank will put nothing more at the top level until
+  // the epoch it returns has ended; await_epoch helps until that is so everywhere.
+  std::uint64_t begin_epoch() noexcept;
+  void await_epoch(std::uint64_t epoch) noexcept;
+  bool all_empty() noexcept;
+  // Runs one task that came from another rank; returns whether there was one.
+  bool run_import() noexcept;
+  // This rank found nothing to run: the communication thread may look for work elsewhere.
+  void hungry() noexcept { hungry_.store(true, std::memory_order_relaxed); }
+  [[noreturn]] void fail(std::exception_ptr error) noexcept;
+
+  dist_rank_stats stats() const;
+  void reset_stats();
+  std::vector<dist_rank_stats> gather_stats();
+
+ private:
+  struct outgoing {
+    MPI_Request request;
+    std::vector<std::byte> bytes;
+  };
+  struct result {
+    int origin;
+    std::uint64_t handle;
+    std::vector<std::byte> bytes;
+  };
+  struct counters {
+    std::atomic<std::uint64_t> steals_sent{0}, steals_served{0}, steals_refused{0};
+    std::atomic<std::uint64_t> tasks_sent{0}, tasks_received{0};
+    std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
+    std::atomic<std::uint64_t> idle_ns{0};
+    std::atomic<std::uint64_t> puts_base{0};
+  };
+
+  void claim_and_run(const std::shared_ptr<offered_task>& t);
+  void run_imported(imported_task& t) noexcept;
+  void idle() noexcept;
+
+  // Communication thread only.
+  void send(int to, int tag, std::vector<std::byte> bytes);
+  void handle(int from, int tag, const std::vector<std::byte>& msg);
+  void serve_steal(int thief);
+  void take_tasks(const std::vector<std::byte>& msg);
+  void take_result(const std::vector<std::byte>& msg);
+  bool passive() const noexcept;
+  bool receive();
+  bool send_results();
+  bool complete_sends();
+  bool try_steal();
+  bool detect_termination();
+  bool teardown();
+
+  taskq_impl& q_;
+  comm_thread& comm_;
+  const dist_config config_;
+  counters stats_;
+
+  // Shared between workers and the communication thread.
+  std::mutex pool_lock_;
+  std::deque<std::shared_ptr<offered_task>> pool_;  // oldest first
+  std::atomic<std::size_t> pool_size_{0};
+  std::mutex inbox_lock_;
+  std::deque<imported_task> inbox_;
+  std::atomic<std::size_t> inbox_size_{0};
+  std::mutex results_lock_;
+  std::vector<result> results_;
+  std::atomic<bool> has_results_{false};
+  std::atomic<bool> hungry_{false};
+  std::atomic<std::uint64_t> entered_{0};
+  std::atomic<std::uint64_t> done_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> finished_{false};
+  std::uint64_t testing_ = 0;  // the epoch all_empty() tests, 0 when none (top level only)
+
+  // Communication thread only.
+  MPI_Comm comm_world_ = MPI_COMM_NULL;  // this queue's duplicate of MPI_COMM_WORLD
+  MPI_Request setup_ = MPI_REQUEST_NULL;
+  bool ready_ = false;
+  termination term_;
+  std::deque<outgoing> sends_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<offered_task>> shipped_;
+  std::uint64_t next_handle_ = 1;
+  bool request_out_ = false;
+  std::chrono::steady_clock::time_point next_steal_{};
+  std::chrono::microseconds backoff_{0};
+  std::minstd_rand rng_;
+  MPI_Request barrier_ = MPI_REQUEST_NULL;
+  bool barrier_posted_ = false;
+
+  // gather_stats: posted by a worker through comm_thread::call, completed by progress().
+  MPI_Request gather_ = MPI_REQUEST_NULL;
+  std::vector<std::uint64_t> gather_send_, gather_recv_;
+  std::promise<void> gathered_;
+};
+
+}  // namespace locus::detail

@@ -1,0 +1,312 @@
+// locus::dist_taskq under mpirun (tests/dist/CMakeLists.txt runs this program with 1, 2 and 4
+// ranks, and without a launcher). Every rank runs every test in the same order; checks are
+// EXPECTs, never ASSERTs, so that a failing rank still takes part in the collective calls that
+// follow. Results are checked on the rank that put the work.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "benchmarks/uts_tree.hpp"
+#include "locus/dist_taskq.hpp"
+#include "locus/runtime.hpp"
+
+namespace {
+
+namespace uts = locus_bench::uts;
+
+// The queue the running test's task functions put into (set identically on every rank).
+locus::dist_taskq* q = nullptr;
+
+// ---- UTS: a task per child, the output the child's subtree counts --------------------------
+
+const uts::tree_params* tree = nullptr;  // the same named tree on every rank
+
+struct uts_input {
+  uts::state parent;
+  int index;
+  int height;
+};
+
+uts::counts search(const uts::state& s, int height);
+
+void uts_task(const uts_input& in, uts::counts& out) {
+  out = search(uts::child_state(in.parent, in.index), in.height);
+}
+
+uts::counts search(const uts::state& s, int height) {
+  const int k = uts::num_children(*tree, s, height);
+  if (k <= 0) return {1, 1, height};
+  std::vector<uts::counts> r(static_cast<std::size_t>(k));
+  for (int i = 0; i < k; ++i) q->put(uts_task, uts_input{s, i, height + 1}, r[i]);
+  q->wait();
+  uts::counts total{1, 0, 0};
+  for (const auto& c : r) {
+    total.nodes += c.nodes;
+    total.leaves += c.leaves;
+    total.depth = std::max(total.depth, c.depth);
+  }
+  return total;
+}
+
+void check_tree(const char* name) {
+  const uts::named_tree* t = uts::find_tree(name);
+  tree = &t->params;
+  locus::dist_taskq queue{locus::task_function(uts_task)};
+  q = &queue;
+  uts::counts got{};
+  locus::root_exec([&] {
+    if (queue.rank() == 0) got = search(uts::root_state(tree->root_seed), 0);
+    queue.wait();
+  });
+  if (queue.rank() == 0) {
+    EXPECT_EQ(got, t->expected) << name << ": " << uts::to_string(got);
+  }
+  EXPECT_TRUE(queue.all_empty() || queue.ranks() > 1);
+}
+
+TEST(DistUts, S1) {
+  check_tree("S1");
+}
+TEST(DistUts, T1) {
+  check_tree("T1");
+}
+TEST(DistUts, T3) {
+  check_tree("T3");
+}
+
+// ---- fib and nqueens -----------------------------------------------------------------------
+
+void fib_task(const int& n, long& out) {
+  if (n < 8) {
+    long a = 0, b = 1;
+    for (int i = 0; i < n; ++i) a = std::exchange(b, a + b);
+    out = a;
+    return;
+  }
+  long x = 0, y = 0;
+  q->put(fib_task, n - 1, x);
+  q->put(fib_task, n - 2, y);
+  q->wait();
+  out = x + y;
+}
+
+TEST(DistFib, Exact) {
+  locus::dist_taskq queue{locus::task_function(fib_task)};
+  q = &queue;
+  long r = 0;
+  locus::root_exec([&] {
+    if (queue.rank() == 0) queue.put(fib_task, 27, r);
+    queue.wait();
+  });
+  if (queue.rank() == 0) {
+    EXPECT_EQ(r, 196418);
+  }
+}
+
+struct queens_input {
+  std::uint32_t cols, left, right;  // attacked columns, by column and by both diagonals
+  int row, n;
+};
+
+void queens_task(const queens_input& in, std::uint64_t& out) {
+  if (in.row == in.n) {
+    out = 1;
+    return;
+  }
+  const std::uint32_t all = (std::uint32_t{1} << in.n) - 1;
+  std::uint32_t free = all & ~(in.cols | in.left | in.right);
+  std::array<std::uint64_t, 32> sub{};
+  int k = 0;
+  while (free != 0) {
+    const std::uint32_t bit = free & -free;
+    free &= free - 1;
+    q->put(queens_task,
+           queens_input{in.cols | bit, ((in.left | bit) << 1) & all, (in.right | bit) >> 1,
+                        in.row + 1, in.n},
+           sub[static_cast<std::size_t>(k++)]);
+  }
+  q->wait();
+  out = std::accumulate(sub.begin(), sub.begin() + k, std::uint64_t{0});
+}
+
+TEST(DistNqueens, Exact) {
+  locus::dist_taskq queue{locus::task_function(queens_task)};
+  q = &queue;
+  std::uint64_t r = 0;
+  locus::root_exec([&] {
+    if (queue.rank() == 0) queue.put(queens_task, queens_input{0, 0, 0, 0, 10}, r);
+    queue.wait();
+  });
+  if (queue.rank() == 0) {
+    EXPECT_EQ(r, 724u);
+  }
+}
+
+// ---- work put on rank 0 spreads to every rank ----------------------------------------------
+
+// Sleeps rather than computes, so that rank 0 cannot finish the graph alone before the others,
+// however the cores are shared between oversubscribed ranks.
+void nap_task(const int& ms, int& ran_on) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  ran_on = q->rank();
+}
+
+TEST(DistSpread, EveryRankRunsTasksPutOnRankZero) {
+  locus::dist_taskq queue{locus::task_function(nap_task)};
+  q = &queue;
+  constexpr int n = 96;
+  std::vector<int> ran_on(n, -1);
+  locus::root_exec([&] {
+    if (queue.rank() == 0) {
+      for (int i = 0; i < n; ++i) queue.put(nap_task, 5, ran_on[static_cast<std::size_t>(i)]);
+    }
+    queue.wait();
+  });
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  if (queue.rank() != 0) return;
+  ASSERT_EQ(static_cast<int>(all.size()), queue.ranks());
+  std::vector<int> per_rank(static_cast<std::size_t>(queue.ranks()), 0);
+  for (int r : ran_on) {
+    ASSERT_GE(r, 0) << "an output did not come back";
+    ++per_rank[static_cast<std::size_t>(r)];
+  }
+  std::uint64_t tasks = 0;
+  for (const auto& s : all) {
+    const auto r = static_cast<std::size_t>(s.rank);
+    tasks += s.tasks;
+    EXPECT_EQ(s.tasks, static_cast<std::uint64_t>(per_rank[r])) << "rank " << s.rank;
+    if (queue.ranks() == 1) continue;
+    if (s.rank == 0) {
+      EXPECT_GT(s.steals_served, 0u);
+      EXPECT_EQ(s.tasks_received, 0u);
+    } else {
+      EXPECT_GT(s.steals_sent, 0u) << "rank " << s.rank;
+      EXPECT_GT(s.tasks_received, 0u) << "rank " << s.rank;
+      EXPECT_GT(per_rank[r], 0) << "rank " << s.rank;
+    }
+  }
+  EXPECT_EQ(tasks, static_cast<std::uint64_t>(n));
+}
+
+// ---- inputs and outputs far larger than any eager message ----------------------------------
+
+constexpr std::size_t big = std::size_t{1} << 20;  // bytes of each input and of each output
+
+// The output is the input reversed, its first 8 bytes replaced by the input's byte sum.
+void reverse_task(void* in, void* out) {
+  const auto* src = static_cast<const unsigned char*>(in);
+  auto* dst = static_cast<unsigned char*>(out);
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < big; ++i) {
+    sum += src[i];
+    dst[big - 1 - i] = src[i];
+  }
+  std::memcpy(dst, &sum, sizeof sum);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // leave time to be stolen
+}
+
+TEST(DistLargeBuffers, MegabyteInputsAndOutputsTravel) {
+  locus::dist_taskq queue{locus::task_function(reverse_task, big, big)};
+  q = &queue;
+  constexpr int n = 24;
+  std::vector<std::vector<unsigned char>> in(n, std::vector<unsigned char>(big));
+  std::vector<std::vector<unsigned char>> out(n, std::vector<unsigned char>(big));
+  for (int t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i < big; ++i) {
+      in[static_cast<std::size_t>(t)][i] = static_cast<unsigned char>(i * 31 + t * 7 + (i >> 9));
+    }
+  }
+  locus::root_exec([&] {
+    if (queue.rank() == 0) {
+      for (int t = 0; t < n; ++t) {
+        queue.put(reverse_task, in[static_cast<std::size_t>(t)].data(),
+                  out[static_cast<std::size_t>(t)].data());
+      }
+    }
+    queue.wait();
+  });
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  if (queue.rank() != 0) return;
+  for (int t = 0; t < n; ++t) {
+    const auto& i = in[static_cast<std::size_t>(t)];
+    const auto& o = out[static_cast<std::size_t>(t)];
+    const std::uint64_t sum = std::accumulate(i.begin(), i.end(), std::uint64_t{0});
+    std::uint64_t got = 0;
+    std::memcpy(&got, o.data(), sizeof got);
+    EXPECT_EQ(got, sum) << "task " << t;
+    bool reversed = true;
+    for (std::size_t k = sizeof got; k < big; ++k) reversed = reversed && o[k] == i[big - 1 - k];
+    EXPECT_TRUE(reversed) << "task " << t;
+  }
+  if (queue.ranks() > 1) {
+    std::uint64_t moved = 0;
+    for (const auto& s : all) moved += s.tasks_received;
+    EXPECT_GT(moved, 0u) << "no large task crossed ranks";
+  }
+}
+
+// ---- termination: many small epochs, every task counted ------------------------------------
+
+// A small tree: fib with a task per call down to 2, 465 tasks for fib(12).
+void small_fib_task(const int& n, long& out) {
+  if (n < 2) {
+    out = n;
+    return;
+  }
+  long x = 0, y = 0;
+  q->put(small_fib_task, n - 1, x);
+  q->put(small_fib_task, n - 2, y);
+  q->wait();
+  out = x + y;
+}
+
+// Run by CTest also with LOCUS_DIST_DELAY_US set, which delays every message's handling by a
+// random time: the token and the tasks then overtake each other in every order.
+TEST(DistTermination, ManyEpochsEveryTaskCounted) {
+  locus::dist_taskq queue{locus::task_function(small_fib_task)};
+  q = &queue;
+  constexpr int runs = 1000;
+  constexpr std::uint64_t tasks_per_run = 465;  // calls of fib(12) with a task per call
+  int wrong = 0;
+  locus::root_exec([&] {
+    for (int run = 0; run < runs; ++run) {
+      long r = -1;
+      // The root moves from rank to rank, so that every rank starts epochs.
+      const bool mine = run % queue.ranks() == queue.rank();
+      if (mine) queue.put(small_fib_task, 12, r);
+      queue.wait();
+      if (mine && r != 144) ++wrong;
+    }
+  });
+  EXPECT_EQ(wrong, 0);
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  if (queue.rank() != 0) return;
+  std::uint64_t tasks = 0;
+  for (const auto& s : all) tasks += s.tasks;
+  EXPECT_EQ(tasks, tasks_per_run * runs);
+}
+
+// HotSLAW's SPMD loop: all_empty() is the collective test, execute() and steal() the work.
+TEST(DistTermination, AllEmptyLoop) {
+  locus::dist_taskq queue{locus::task_function(small_fib_task)};
+  q = &queue;
+  long r = -1;
+  locus::root_exec([&] {
+    if (queue.rank() == 0) queue.put(small_fib_task, 16, r);
+    while (!queue.all_empty()) {
+      if (!queue.execute()) queue.steal();
+    }
+    queue.wait();  // joins the top level's tasks: their outputs are defined after it
+  });
+  if (queue.rank() == 0) {
+    EXPECT_EQ(r, 987);
+  }
+}
+
+}  // namespace
