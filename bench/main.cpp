@@ -3,11 +3,13 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "harness/app.hpp"
 #include "harness/contention.hpp"
+#include "harness/dist_stats.hpp"
 #include "harness/platform.hpp"
 
 namespace {
@@ -31,9 +33,14 @@ int main(int argc, char** argv) {
   if (std::getenv("OMP_STACKSIZE") == nullptr && std::getenv("GOMP_STACKSIZE") == nullptr) {
     locus_bench::set_default_thread_stack(omp_stack_bytes);
   }
+  // Under mpirun every rank runs the same plan (taskq-mpi's queues are collective); rank 0
+  // alone prints it, and the exit statuses still tell whether every rank verified.
+  std::ostream quiet(nullptr);
+  const bool speaks = locus_bench::launcher_rank() == 0;
   try {
     return locus_bench::run_on_stack(harness_stack_bytes, [&] {
-      return locus_bench::run_command_line(args, std::cout, std::cerr);
+      return locus_bench::run_command_line(args, speaks ? std::cout : quiet,
+                                           speaks ? std::cerr : quiet);
     });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "locus-bench: error: %s\n", e.what());

@@ -384,7 +384,11 @@ TEST(BenchCli, TaskqRunsOnlyWhenAsked) {
                                               "taskq/adws/2"}));
   EXPECT_USAGE_ERROR(make_plan(parse({"run", "cilksort", "--impl", "taskq"}), reg, 2), "--impl",
                      "cilksort", "taskq");
-  EXPECT_NE(describe(*reg.find("uts")).find("(with --impl: taskq)"), std::string::npos);
+  // taskq-mpi follows where MPI is built in.
+  EXPECT_NE(describe(*reg.find("uts"))
+                .find(impl_compiled(impl::taskq_mpi) ? "(with --impl: taskq taskq-mpi)"
+                                                     : "(with --impl: taskq)"),
+            std::string::npos);
 }
 
 TEST(BenchCli, PlanBuildsInterleavableConfigurations) {

@@ -3,12 +3,14 @@
 // join: with one worker, locus/serial is the per-spawn overhead of the work-first fast path.
 // `cutoff` makes calls with n < cutoff serial (the usual way to write it: T1/TS close to 1).
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <locus/task_group.hpp>
 #include <locus/taskq.hpp>
 
 #include "harness/benchmark.hpp"
+#include "harness/dist_stats.hpp"
 
 #if LOCUS_BENCH_PEERS
 #include <oneapi/tbb/task_group.h>
@@ -64,6 +66,25 @@ void fib_task(const int& n, std::int64_t& out) {
   out = x + y;
 }
 
+#if LOCUS_BENCH_MPI
+
+// The same task across the ranks of an MPI job (locus::dist_taskq).
+locus::dist_taskq* fib_dist_queue = nullptr;
+
+void fib_task_mpi(const int& n, std::int64_t& out) {
+  if (n < fib_cutoff || n < 2) {
+    out = fib_serial(n);
+    return;
+  }
+  std::int64_t x = 0, y = 0;
+  fib_dist_queue->put(fib_task_mpi, n - 1, x);
+  fib_dist_queue->put(fib_task_mpi, n - 2, y);
+  fib_dist_queue->wait();
+  out = x + y;
+}
+
+#endif
+
 #if LOCUS_BENCH_PEERS
 
 template <bool Cut>
@@ -117,7 +138,10 @@ class fib_instance final : public instance {
  public:
   fib_instance(int n, int cutoff) : n_(n), cutoff_(cutoff), expected_(fib_iterative(n)) {}
 
-  void reset() override { result_ = -1; }
+  void reset() override {
+    result_ = -1;
+    elsewhere_ = false;
+  }
 
   void run(const run_context& ctx) override {
     switch (ctx.which) {
@@ -133,6 +157,19 @@ class fib_instance final : public instance {
         queue_.put(fib_task, n_, result_);
         queue_.wait();
         break;
+#if LOCUS_BENCH_MPI
+      case impl::taskq_mpi:
+        if (!dist_)
+          dist_ = std::make_unique<locus::dist_taskq>(
+              std::initializer_list<locus::taskq_function>{locus::task_function(fib_task_mpi)});
+        fib_dist_queue = dist_.get();
+        fib_cutoff = cutoff_;
+        dist_->reset_stats();
+        if (dist_->rank() == 0) dist_->put(fib_task_mpi, n_, result_);
+        dist_->wait();
+        elsewhere_ = dist_->rank() != 0;
+        return;
+#endif
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = cutoff_ > 0 ? fib_tbb<true>(n_, cutoff_) : fib_tbb<false>(n_, 0);
@@ -148,18 +185,29 @@ class fib_instance final : public instance {
 
   verdict verify() const override {
     verdict v;
+    if (elsewhere_) return {true, "on rank 0", ""};
     v.result = std::to_string(result_);
     v.ok = result_ == expected_;
     if (!v.ok) v.message = "fib(" + std::to_string(n_) + ") = " + std::to_string(expected_);
     return v;
   }
 
+#if LOCUS_BENCH_MPI
+  std::string dist_stats_json() override {
+    return dist_ ? locus_bench::dist_stats_json(*dist_) : std::string();
+  }
+#endif
+
  private:
   int n_;
   int cutoff_;
   std::int64_t expected_;
   std::int64_t result_ = -1;
+  bool elsewhere_ = false;  // a taskq-mpi run on a rank other than 0: the result is there
   locus::taskq queue_{locus::task_function(fib_task)};
+#if LOCUS_BENCH_MPI
+  std::unique_ptr<locus::dist_taskq> dist_;  // collective: made at the first taskq-mpi run
+#endif
 };
 
 }  // namespace
@@ -177,7 +225,7 @@ benchmark make_fib_benchmark() {
                                   "= no cutoff (a spawn per call, fib(n+1) - 1 spawns)",
                                   {"0", "0", "0"}, 0, 92)};
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
-  b.on_request = {impl::taskq};
+  b.on_request = {impl::taskq, impl::taskq_mpi};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<fib_instance>(static_cast<int>(p.integer("n")),
                                           static_cast<int>(p.integer("cutoff")));

@@ -4,12 +4,14 @@
 // Verified against the known solution counts (OEIS A000170).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <locus/task_group.hpp>
 #include <locus/taskq.hpp>
 
 #include "harness/benchmark.hpp"
+#include "harness/dist_stats.hpp"
 
 #if LOCUS_BENCH_PEERS
 #include <oneapi/tbb/task_group.h>
@@ -98,6 +100,43 @@ std::uint64_t solve_taskq(const problem& p, int row, board b) {
   return count;
 }
 
+#if LOCUS_BENCH_MPI
+
+// Across the ranks of an MPI job: the input carries no pointer (it would mean nothing on another
+// rank); every rank sets the problem up identically before the run.
+problem nqueens_dist_problem{};
+locus::dist_taskq* nqueens_dist_queue = nullptr;
+
+struct nqueens_mpi_input {
+  int row;
+  board b;
+};
+
+std::uint64_t solve_taskq_mpi(int row, board b);
+
+void nqueens_task_mpi(const nqueens_mpi_input& in, std::uint64_t& out) {
+  out = solve_taskq_mpi(in.row, in.b);
+}
+
+std::uint64_t solve_taskq_mpi(int row, board b) {
+  const problem& p = nqueens_dist_problem;
+  if (row == p.n) return 1;
+  if (p.serial_below(row)) return solve_serial(p, row, b);
+  std::array<std::uint64_t, max_n> counts{};
+  int k = 0;
+  for (std::uint32_t avail = p.free_cols(b); avail != 0; avail &= avail - 1, ++k) {
+    nqueens_dist_queue->put(nqueens_task_mpi,
+                            nqueens_mpi_input{row + 1, p.place(b, avail & -avail)},
+                            counts[static_cast<std::size_t>(k)]);
+  }
+  nqueens_dist_queue->wait();
+  std::uint64_t count = 0;
+  for (int i = 0; i < k; ++i) count += counts[static_cast<std::size_t>(i)];
+  return count;
+}
+
+#endif
+
 #if LOCUS_BENCH_PEERS
 
 std::uint64_t solve_tbb(const problem& p, int row, board b) {
@@ -139,7 +178,10 @@ class nqueens_instance final : public instance {
  public:
   nqueens_instance(int n, int cutoff) : p_{n, cutoff, (std::uint32_t{1} << n) - 1} {}
 
-  void reset() override { result_ = ~std::uint64_t{0}; }
+  void reset() override {
+    result_ = ~std::uint64_t{0};
+    elsewhere_ = false;
+  }
 
   void run(const run_context& ctx) override {
     switch (ctx.which) {
@@ -154,6 +196,20 @@ class nqueens_instance final : public instance {
         queue_.put(nqueens_task, nqueens_input{&p_, 0, {}}, result_);
         queue_.wait();
         break;
+#if LOCUS_BENCH_MPI
+      case impl::taskq_mpi:
+        if (!dist_) {
+          dist_ = std::make_unique<locus::dist_taskq>(
+              std::initializer_list<locus::taskq_function>{locus::task_function(nqueens_task_mpi)});
+        }
+        nqueens_dist_problem = p_;
+        nqueens_dist_queue = dist_.get();
+        dist_->reset_stats();
+        if (dist_->rank() == 0) dist_->put(nqueens_task_mpi, nqueens_mpi_input{0, {}}, result_);
+        dist_->wait();
+        elsewhere_ = dist_->rank() != 0;
+        break;
+#endif
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = solve_tbb(p_, 0, {});
@@ -169,6 +225,7 @@ class nqueens_instance final : public instance {
 
   verdict verify() const override {
     verdict v;
+    if (elsewhere_) return {true, "on rank 0", ""};
     const std::uint64_t expected = known_solutions[static_cast<std::size_t>(p_.n)];
     v.result = std::to_string(result_);
     v.ok = result_ == expected;
@@ -179,10 +236,20 @@ class nqueens_instance final : public instance {
     return v;
   }
 
+#if LOCUS_BENCH_MPI
+  std::string dist_stats_json() override {
+    return dist_ ? locus_bench::dist_stats_json(*dist_) : std::string();
+  }
+#endif
+
  private:
   problem p_;
   std::uint64_t result_ = ~std::uint64_t{0};
+  bool elsewhere_ = false;  // a taskq-mpi run on a rank other than 0: the result is there
   locus::taskq queue_{locus::task_function(nqueens_task)};
+#if LOCUS_BENCH_MPI
+  std::unique_ptr<locus::dist_taskq> dist_;  // collective: made at the first taskq-mpi run
+#endif
 };
 
 }  // namespace
@@ -202,7 +269,7 @@ benchmark make_nqueens_benchmark() {
                           {"0", "0", "0"}, 0, max_n),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
-  b.on_request = {impl::taskq};
+  b.on_request = {impl::taskq, impl::taskq_mpi};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     return std::make_unique<nqueens_instance>(static_cast<int>(p.integer("n")),
                                               static_cast<int>(p.integer("cutoff")));

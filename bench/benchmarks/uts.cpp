@@ -8,6 +8,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "benchmarks/uts_tree.hpp"
 #include "harness/benchmark.hpp"
+#include "harness/dist_stats.hpp"
 
 #if LOCUS_BENCH_PEERS
 #include <oneapi/tbb/task_group.h>
@@ -105,6 +107,38 @@ counts search_taskq(const tree_params& t, const state& s, int height) {
   return r.node_total();
 }
 
+#if LOCUS_BENCH_MPI
+
+// Across the ranks of an MPI job: the input carries no pointer (it would mean nothing on another
+// rank); every rank points uts_dist_tree at its own, identical, tree before the run.
+const tree_params* uts_dist_tree = nullptr;
+locus::dist_taskq* uts_dist_queue = nullptr;
+
+struct uts_mpi_input {
+  state parent;
+  int index;  // -1: the node is `parent` itself (the root, put at the top level)
+  int height;
+};
+
+counts search_taskq_mpi(const state& s, int height);
+
+void uts_task_mpi(const uts_mpi_input& in, counts& out) {
+  out =
+      search_taskq_mpi(in.index < 0 ? in.parent : uts::child_state(in.parent, in.index), in.height);
+}
+
+counts search_taskq_mpi(const state& s, int height) {
+  const int k = uts::num_children(*uts_dist_tree, s, height);
+  if (k <= 0) return {1, 1, height};
+  child_results r(k);
+  for (int i = 0; i < k; ++i)
+    uts_dist_queue->put(uts_task_mpi, uts_mpi_input{s, i, height + 1}, r[i]);
+  uts_dist_queue->wait();
+  return r.node_total();
+}
+
+#endif
+
 #if LOCUS_BENCH_PEERS
 
 counts search_tbb(const tree_params& t, const state& s, int height) {
@@ -148,7 +182,10 @@ class uts_instance final : public instance {
         expected_(expected),
         source_(std::move(source)) {}
 
-  void reset() override { result_.reset(); }
+  void reset() override {
+    result_.reset();
+    elsewhere_ = false;
+  }
 
   void run(const run_context& ctx) override {
     switch (ctx.which) {
@@ -162,6 +199,27 @@ class uts_instance final : public instance {
         uts_queue = &queue_;
         result_ = search_taskq(t_, root_, 0);
         break;
+#if LOCUS_BENCH_MPI
+      case impl::taskq_mpi: {
+        if (!dist_)
+          dist_ = std::make_unique<locus::dist_taskq>(
+              std::initializer_list<locus::taskq_function>{locus::task_function(uts_task_mpi)});
+        uts_dist_tree = &t_;
+        uts_dist_queue = dist_.get();
+        dist_->reset_stats();
+        // The root is a task: a wait at the top level is collective, so rank 0 must not search
+        // (and wait) there itself.
+        counts c{};
+        if (dist_->rank() == 0) dist_->put(uts_task_mpi, uts_mpi_input{root_, -1, 0}, c);
+        dist_->wait();
+        if (dist_->rank() == 0) {
+          result_ = c;
+        } else {
+          elsewhere_ = true;
+        }
+        break;
+      }
+#endif
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
         result_ = search_tbb(t_, root_, 0);
@@ -177,6 +235,7 @@ class uts_instance final : public instance {
 
   verdict verify() const override {
     verdict v;
+    if (elsewhere_) return {true, "on rank 0", ""};
     if (!result_) {
       v.message = "no result";
       return v;
@@ -187,13 +246,23 @@ class uts_instance final : public instance {
     return v;
   }
 
+#if LOCUS_BENCH_MPI
+  std::string dist_stats_json() override {
+    return dist_ ? locus_bench::dist_stats_json(*dist_) : std::string();
+  }
+#endif
+
  private:
   tree_params t_;
   state root_;
   counts expected_;
   std::string source_;
   std::optional<counts> result_;
+  bool elsewhere_ = false;  // a taskq-mpi run on a rank other than 0: the result is there
   locus::taskq queue_{locus::task_function(uts_task)};
+#if LOCUS_BENCH_MPI
+  std::unique_ptr<locus::dist_taskq> dist_;  // collective: made at the first taskq-mpi run
+#endif
 };
 
 const char* const custom_keys[] = {"type", "b0", "d", "shape", "q", "m", "r", "f"};
@@ -351,7 +420,7 @@ benchmark make_uts_benchmark() {
                        {"0.5", "0.5", "0.5"}, 0, 1),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
-  b.on_request = {impl::taskq};
+  b.on_request = {impl::taskq, impl::taskq_mpi};
   b.check = check_uts;
   b.prepare = prepare_uts;
   return b;

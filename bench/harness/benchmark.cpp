@@ -12,7 +12,8 @@ namespace locus_bench {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> impl_names{"serial", "locus", "tbb", "omp", "taskq"};
+constexpr std::array<std::string_view, 6> impl_names{"serial", "locus", "tbb",
+                                                     "omp",    "taskq", "taskq-mpi"};
 constexpr std::array<std::string_view, 3> size_names{"small", "medium", "large"};
 
 std::optional<std::int64_t> parse_int(std::string_view s) {
@@ -54,8 +55,8 @@ std::optional<impl> parse_impl(std::string_view s) noexcept {
 }
 
 bool impl_compiled(impl i) noexcept {
+  if (i == impl::taskq_mpi) return LOCUS_BENCH_MPI != 0;
 #if LOCUS_BENCH_PEERS
-  (void)i;
   return true;
 #else
   return i == impl::serial || i == impl::locus || i == impl::taskq;

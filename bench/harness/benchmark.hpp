@@ -41,15 +41,17 @@ class usage_error : public std::runtime_error {
 };
 
 // Implementations a benchmark may provide. serial is the serial elision (no runtime at all);
-// taskq is the same locus runtime programmed through locus::taskq (HotSLAW's task-queue API).
-enum class impl { serial, locus, tbb, omp, taskq };
+// taskq is the same locus runtime programmed through locus::taskq (HotSLAW's task-queue API);
+// taskq_mpi ("taskq-mpi") is locus::dist_taskq across the ranks of an MPI job (a locus runtime
+// per rank; builds with MPI only; docs/distributed.md).
+enum class impl { serial, locus, tbb, omp, taskq, taskq_mpi };
 
-inline constexpr std::array<impl, 5> all_impls{impl::serial, impl::locus, impl::tbb, impl::omp,
-                                               impl::taskq};
+inline constexpr std::array<impl, 6> all_impls{impl::serial, impl::locus, impl::tbb,
+                                               impl::omp,    impl::taskq, impl::taskq_mpi};
 
 // Whether the implementation runs on a locus runtime (and so has a scheduler and locus stats).
 constexpr bool uses_locus_runtime(impl i) noexcept {
-  return i == impl::locus || i == impl::taskq;
+  return i == impl::locus || i == impl::taskq || i == impl::taskq_mpi;
 }
 
 std::string_view to_string(impl i) noexcept;
@@ -149,6 +151,9 @@ class instance {
   virtual void run(const run_context& ctx) = 0;
   // Untimed: check the result of the last run.
   virtual verdict verify() const = 0;
+  // Untimed, after a taskq-mpi run, on every rank (collective): the ranks' counters of that run
+  // as a JSON array on rank 0 (harness/dist_stats.hpp), empty elsewhere and for other runs.
+  virtual std::string dist_stats_json() { return {}; }
 };
 
 struct benchmark {

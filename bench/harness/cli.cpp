@@ -133,6 +133,7 @@ std::string configuration::label() const {
       break;
     case impl::locus:
     case impl::taskq:
+    case impl::taskq_mpi:
       s = std::string(to_string(which)) + "/" + sched + "/" + std::to_string(workers);
       break;
     default:
@@ -250,6 +251,11 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
         if (!which) {
           throw usage_error("--impl: invalid value '" + name + "': expected a comma-separated " +
                             "list of " + impl_names_text());
+        }
+        if (*which == impl::taskq_mpi && !impl_compiled(*which)) {
+          throw usage_error(
+              "--impl: 'taskq-mpi' is not available: this locus-bench was built "
+              "without MPI (LOCUS_BUILD_MPI; Debian/Ubuntu: libopenmpi-dev)");
         }
         if (!impl_compiled(*which)) {
           throw usage_error("--impl: '" + name +

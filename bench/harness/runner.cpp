@@ -130,6 +130,7 @@ std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) 
       return make_serial_region();
     case impl::locus:
     case impl::taskq:
+    case impl::taskq_mpi:
       return make_locus_region(*rt);
     case impl::tbb:
       return make_tbb_region(c.workers);
@@ -266,6 +267,10 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
         }
         v = inst->verify();
         if (!v.ok) v.message = "verification failed: " + v.message;
+        if (r.config.which == impl::taskq_mpi) {
+          std::string ranks = inst->dist_stats_json();  // collective: every rank, every run
+          if (timed) r.result.dist_json = std::move(ranks);
+        }
       } catch (const std::exception& e) {
         v.ok = false;
         v.message = std::string("exception: ") + e.what();
@@ -408,6 +413,7 @@ std::string format_json_line(const config_result& r) {
   if (!r.verified) o.str("error", r.error);
   o.raw("stats", r.stats_json);
   if (!r.locality_json.empty()) o.raw("locality", r.locality_json);
+  if (!r.dist_json.empty()) o.raw("ranks", r.dist_json);
   if (r.work_s) {
     o.num("work_s", *r.work_s).num("span_s", *r.span_s).num("parallelism", *r.parallelism);
   }

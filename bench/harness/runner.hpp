@@ -27,6 +27,9 @@ struct config_result {
   std::string result;             // verdict::result of the last run
   std::string error;              // first failure, if any
   std::string stats_json = "{}";  // locus::stats::to_json() over the timed reps; {} otherwise
+  // taskq-mpi on rank 0: every rank's counters in the last timed repetition (tasks, steals sent
+  // and served, tasks and bytes moved, idle time); empty (no "ranks" key) otherwise.
+  std::string dist_json;
   // --locality: locus::locality_report::to_json() summed over the timed reps, "null" for other
   // implementations; empty (no "locality" key) without --locality.
   std::string locality_json;
