@@ -24,9 +24,12 @@ int cpus_of_this_thread() {
 }
 
 // Short tasks on every worker, so that each goes back to its scheduler loop often, where the
-// binding is reconsidered; returns the largest number of CPUs a task's thread was bound to.
+// binding is reconsidered; returns the largest number of CPUs a worker's own thread was bound to
+// while it ran a task. Tasks on the calling thread (which exec seats in a sleeping worker's place,
+// and which is the user's, never bound on a machine of one place) do not count.
 int short_tasks(locus::runtime& rt) {
   std::atomic<int> widest{0};
+  const std::thread::id caller = std::this_thread::get_id();
   rt.exec([&] {
     locus::task_group tg;
     for (int i = 0; i < 64; ++i) {
@@ -34,6 +37,7 @@ int short_tasks(locus::runtime& rt) {
         const auto until = clock_type::now() + std::chrono::microseconds(100);
         while (clock_type::now() < until) {
         }
+        if (std::this_thread::get_id() == caller) return;
         const int n = cpus_of_this_thread();
         int seen = widest.load();
         while (n > seen && !widest.compare_exchange_weak(seen, n)) {
@@ -53,7 +57,7 @@ TEST(CpuContention, AContendedWorkerIsUnboundAndBoundAgainAfterwards) {
   if (rt.describe().find("pinned             = yes") == std::string::npos) {
     GTEST_SKIP() << "workers are not pinned";
   }
-  ASSERT_EQ(short_tasks(rt), 1) << "a pinned worker runs on one CPU";
+  ASSERT_LE(short_tasks(rt), 1) << "a pinned worker runs on one CPU";
 
   // One spinning thread per CPU of the process: every worker now waits for its PU.
   std::atomic<bool> stop{false};
@@ -82,7 +86,7 @@ TEST(CpuContention, AContendedWorkerIsUnboundAndBoundAgainAfterwards) {
 
   // Without the spinners the run delay drops, and every worker binds itself to its PU again.
   const auto give_up_again = clock_type::now() + std::chrono::seconds(20);
-  while (widest > 1 && clock_type::now() < give_up_again) widest = short_tasks(rt);
+  while (widest != 1 && clock_type::now() < give_up_again) widest = short_tasks(rt);
   EXPECT_EQ(widest, 1) << "a worker stayed unbound after the contention ended";
 }
 

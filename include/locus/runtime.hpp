@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -68,18 +67,20 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
   ~runtime();
 
-  // Runs f on a worker of this runtime and returns its result (or rethrows its exception).
-  // Blocks the calling thread; from inside one of this runtime's tasks it simply calls f.
+  // Runs f on a worker of this runtime and returns its result (or rethrows its exception);
+  // from inside one of this runtime's tasks it simply calls f. A thread outside the runtime
+  // takes the place of a sleeping worker for the call and runs f itself, the other workers
+  // stealing from it, as oneTBB's and OpenMP's calling threads do; when that worker is awake
+  // (or the runtime counts PMU events per worker thread) f runs on the workers and the caller
+  // blocks until it ends.
   template <class F>
   std::invoke_result_t<F&> exec(F&& f) {
     using R = std::invoke_result_t<F&>;
     static_assert(!std::is_reference_v<R>, "runtime::exec: f must return a value or void");
     if (detail::current_runtime() == impl_.get()) return f();
     detail::root_outcome<R> outcome;
-    auto root = std::make_unique<detail::root_task<std::remove_reference_t<F>, R>>(f, outcome);
-    auto done = root->done.get_future();
-    submit(std::move(root));
-    done.wait();
+    run_root(std::make_unique<detail::root_task<std::remove_reference_t<F>, R>>(f, outcome),
+             outcome.signal);
     if (outcome.error) std::rethrow_exception(outcome.error);
     if constexpr (!std::is_void_v<R>) return std::move(*outcome.value);
   }
@@ -107,7 +108,10 @@ class runtime {
   detail::runtime_impl& impl() noexcept { return *impl_; }
 
  private:
-  void submit(std::unique_ptr<detail::task_base> task);
+  // Runs `root` and returns once it has ended: on the calling thread, in the seat of a worker
+  // whose own thread sleeps (runtime_impl::run_seated), else on the workers while the caller
+  // blocks.
+  void run_root(std::unique_ptr<detail::task_base> root, detail::root_signal& signal);
   std::unique_ptr<detail::runtime_impl> impl_;
 };
 

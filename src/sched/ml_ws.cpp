@@ -58,6 +58,10 @@ class ml_ws_policy final : public policy_base<ml_ws_policy> {
 
   // The root is at the memory's level, whose server is worker 0.
   std::optional<int> root_worker() const noexcept override { return 0; }
+  // A second root's group finds the memory's unit tied to the first root's and is scheduled
+  // where the first's worker, working a level below, does not look until its own group ends,
+  // which may need that worker: roots from several threads wait for each other.
+  bool concurrent_roots() const noexcept override { return false; }
 
   bool has_work(const context& ctx) const noexcept override {
     const int level = ties_->active_level(ctx.self());

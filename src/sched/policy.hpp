@@ -92,6 +92,9 @@ class policy {
   }
   // The worker that starts roots submitted from outside the runtime; nullopt: any worker.
   virtual std::optional<int> root_worker() const noexcept { return std::nullopt; }
+  // Whether roots submitted by several threads may run at once; runtime::exec runs them one at a
+  // time for a policy whose schedule assumes a single root.
+  virtual bool concurrent_roots() const noexcept { return true; }
   // The policy's own settings in effect after attach (runtime::describe, LOCUS_PRINT_CONFIG).
   virtual std::vector<policy_setting> settings() const { return {}; }
 

@@ -19,8 +19,8 @@ runtime::~runtime() {
   prof::locality_runtime_stopping(*this);
 }
 
-void runtime::submit(std::unique_ptr<detail::task_base> task) {
-  impl_->submit(std::move(task));
+void runtime::run_root(std::unique_ptr<detail::task_base> root, detail::root_signal& signal) {
+  impl_->run_root(std::move(root), signal);
 }
 int runtime::num_workers() const noexcept {
   return impl_->size();

@@ -1,9 +1,5 @@
 #include "sched/runtime_impl.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -12,21 +8,11 @@
 #include <stdexcept>
 
 #include "sched/fork_join.hpp"
+#include "sched/futex.hpp"
 #include "sched/task_frame.hpp"
 
 namespace locus::detail {
 namespace {
-
-void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
-                const timespec* timeout) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected,
-            timeout, nullptr, 0);
-}
-
-void futex_wake(std::atomic<std::uint32_t>* word, int count) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
-            nullptr, 0);
-}
 
 int worker_count(const config::settings& s, const topo::topology& t) {
   const int n = s.workers.value_or(t.default_workers());
@@ -121,6 +107,9 @@ runtime_impl::runtime_impl(const options& opts)
   }
   build_distances(n);
   if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
+  roots_one_at_a_time_ = !sched->concurrent_roots();
+  seat_index_ = root_worker.value_or(0);
+  seat_open_ = !pmu.enabled();
   pinned_ = topology.can_pin(n);
   for (auto& wp : workers_) {
     worker* w = wp.get();
@@ -128,7 +117,8 @@ runtime_impl::runtime_impl(const options& opts)
       set_current_worker(w);
       if (pin && topology.pin_current_thread(w->leaf)) w->cpu_watch.start(clock_ns());
       ult::prepare_thread_for_overflow_reports();
-      w->native = ult::describe_native_stack();
+      w->own_native = ult::describe_native_stack();
+      w->native = w->own_native;
       w->running = &w->native;
       if (pmu_opened_) {
         pmu.open_on_this_thread(w->index);
@@ -162,14 +152,18 @@ void runtime_impl::reject_place(int place) const {
       std::to_string(num_places() - 1) + "); locus::any_place clears a place hint");
 }
 
-void runtime_impl::submit(std::unique_ptr<task_base> task) {
-  check_place(task->options.place);
-  task->submitted = true;
-  task_frame& frame = frame_of(*task);
+void runtime_impl::admit_root(task_base& task) {
+  check_place(task.options.place);
+  task.submitted = true;
+  task_frame& frame = frame_of(task);
   make_root_frame(frame);
   // A task spawned from outside with a place hint carries it as a root.
-  if (task->options.place != inherit_place) set_place(frame, task->options.place);
+  if (task.options.place != inherit_place) set_place(frame, task.options.place);
   roots_active_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void runtime_impl::submit(std::unique_ptr<task_base> task) {
+  admit_root(*task);
   if (root_worker) {
     deliver(*root_worker, task.release(), lane::normal);
     return;
@@ -201,22 +195,38 @@ bool runtime_impl::any_work_visible() const noexcept {
   return false;
 }
 
-void runtime_impl::sleep(worker& w) noexcept {
-  const std::uint32_t word = w.wake_word.load(std::memory_order_seq_cst);
+bool runtime_impl::nothing_for(worker& w) const noexcept {
+  return !any_work_visible() && w.mail.empty() && !sched->has_work(w.ctx) && !stopping() &&
+         !w.guest_done();
+}
+
+bool runtime_impl::sleep(worker& w, bool giving_up_seat) noexcept {
+  std::atomic<std::uint32_t>& word_ref = w.hosting() ? guest_word_ : w.wake_word;
+  const std::uint32_t word = word_ref.load(std::memory_order_seq_cst);
   // Announce, then look: a deliverer makes its work visible, then looks for the announcement
   // (both seq_cst), so one of the two sees the other.
   w.asleep.store(true, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  if (!any_work_visible() && w.mail.empty() && !sched->has_work(w.ctx) && !stopping()) {
+  bool called = true;
+  // The seat's own thread leaves its seat while it sleeps: a caller of exec may sit in. Asked
+  // for the seat, it sleeps even with work in sight, which the caller in its place will see.
+  const bool leaves_seat = w.index == seat_index_ && !w.hosting();
+  std::uint32_t wanted = seat_wanted;
+  if (giving_up_seat ? seat_.compare_exchange_strong(wanted, seat_free, std::memory_order_seq_cst)
+                     : nothing_for(w)) {
     w.counters.sleeps.add();
+    if (leaves_seat && !giving_up_seat) seat_.store(seat_free, std::memory_order_seq_cst);
     // Pushes check for sleepers without a fence (the spawn path stays cheap), so a wake-up can
     // be missed while tasks run; a short timeout bounds that. With no root running, nothing
     // can create work without a fenced wake-up (submit, deliver), and the sleep is unbounded:
     // an idle runtime uses no CPU.
     static constexpr timespec missed_wakeup_bound{0, 2'000'000};
     const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
-    futex_wait(&w.wake_word, word, busy ? &missed_wakeup_bound : nullptr);
-    if (w.wake_word.load(std::memory_order_relaxed) != word) w.counters.wakeups.add();
+    futex_wait(&word_ref, word, busy ? &missed_wakeup_bound : nullptr);
+    called = word_ref.load(std::memory_order_relaxed) != word;
+    if (called) w.counters.wakeups.add();
+    // Back from a caller's stay in the seat: the caller left work behind, or none.
+    if (leaves_seat && reclaim_seat(w)) called = false;
   }
   w.asleep.store(false, std::memory_order_relaxed);
   // On every way out, also when work showed up before the wait: a pusher may have seen this
@@ -224,6 +234,7 @@ void runtime_impl::sleep(worker& w) noexcept {
   // later push from waking anyone (sleepers then only notice work at the 2 ms timeout).
   waking_.store(false, std::memory_order_relaxed);
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  return called;
 }
 
 bool runtime_impl::any_worker_contended(std::uint64_t now_ns) const noexcept {
@@ -241,8 +252,21 @@ void runtime_impl::deliver(int target, work_item* item, lane where) {
 void runtime_impl::wake(int target) noexcept {
   worker& t = at(target);
   if (!t.asleep.load(std::memory_order_seq_cst)) return;
-  t.wake_word.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(&t.wake_word, 1);
+  bump(wake_word_of(t));
+}
+
+std::atomic<std::uint32_t>& runtime_impl::wake_word_of(worker& w) noexcept {
+  // A caller sitting in the seat sleeps on a word of its own, so that waking it does not wake
+  // the seat's own thread, asleep on the worker's word meanwhile.
+  if (w.index == seat_index_ && caller_seated(seat_.load(std::memory_order_seq_cst))) {
+    return guest_word_;
+  }
+  return w.wake_word;
+}
+
+void runtime_impl::bump(std::atomic<std::uint32_t>& word) noexcept {
+  word.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(&word);
 }
 
 void runtime_impl::wake_one() noexcept {
@@ -260,8 +284,7 @@ bool runtime_impl::wake_a_sleeper() noexcept {
   for (int i = 0; i < n; ++i) {
     worker& t = at((start + i) % n);
     if (t.asleep.load(std::memory_order_seq_cst)) {
-      t.wake_word.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake(&t.wake_word, 1);
+      bump(wake_word_of(t));
       return true;
     }
   }
@@ -269,9 +292,9 @@ bool runtime_impl::wake_a_sleeper() noexcept {
 }
 
 void runtime_impl::wake_all() noexcept {
+  bump(guest_word_);
   for (auto& t : workers_) {
-    t->wake_word.fetch_add(1, std::memory_order_seq_cst);
-    futex_wake(&t->wake_word, 1);
+    bump(t->wake_word);
   }
 }
 

@@ -63,6 +63,9 @@ class runtime_impl {
     return by_distance_[static_cast<std::size_t>(w)].data() + o[static_cast<std::size_t>(level)];
   }
 
+  // runtime::exec from a thread that is not a worker of this runtime: runs `root` and returns
+  // once it has ended, seated when it can (run_seated), else on the workers.
+  void run_root(std::unique_ptr<task_base> root, root_signal& signal);
   // Tasks submitted from threads that are not workers of this runtime.
   void submit(std::unique_ptr<task_base> task);
   task_base* take_submitted() noexcept;
@@ -70,6 +73,19 @@ class runtime_impl {
     return submitted_count_.load(std::memory_order_relaxed) != 0;
   }
   void root_finished() noexcept { roots_active_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // The seat: worker seat_worker() is run by its own thread or, while that thread sleeps, by a
+  // thread that calls exec from outside the runtime, as a thread calling oneTBB or OpenMP takes
+  // a slot of their arena or team. The root then starts without waking anybody, and its caller
+  // returns the moment the root ends instead of waiting to be woken.
+  int seat_worker() const noexcept { return seat_index_; }
+  // Runs `root` to its end on the calling thread, in the seat, when the seat's own thread sleeps
+  // and the caller is not a worker of any runtime; otherwise returns false, `root` untouched.
+  bool run_seated(std::unique_ptr<task_base>& root, root_signal& signal);
+  // Wakes the caller sitting in the seat, if one sleeps there (its root has ended).
+  void wake_seated_caller() noexcept {
+    if (caller_seated(seat_.load(std::memory_order_seq_cst))) wake(seat_index_);
+  }
 
   // New stealable work appeared: wake a sleeper if there is one. Cheap when nobody sleeps.
   // At most one wake-up is in flight: a busy worker pushing continuously while another sleeps
@@ -84,8 +100,15 @@ class runtime_impl {
   void deliver(int target, work_item* item, lane where);
   // Wakes worker `target` if it has announced that it sleeps (no other worker).
   void wake(int target) noexcept;
-  // Puts the calling worker to sleep until work may have appeared for it.
-  void sleep(worker& w) noexcept;
+  // Puts the calling worker to sleep until work may have appeared for it. Returns whether
+  // somebody woke it (or it did not sleep); false after a timeout, or when the seat's own thread
+  // waited for a caller to leave the seat.
+  bool sleep(worker& w) noexcept { return sleep(w, false); }
+  // The seat's own thread, looking for work, is asked for its seat: it sleeps, leaving it free.
+  bool seat_wanted_of(const worker& w) const noexcept {
+    return w.index == seat_index_ && seat_.load(std::memory_order_relaxed) == seat_wanted;
+  }
+  bool give_up_seat(worker& w) noexcept { return sleep(w, true); }
   // Whether any worker's PU was contended lately (cpu_contention_watch).
   bool any_worker_contended(std::uint64_t now_ns) const noexcept;
   bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
@@ -111,6 +134,19 @@ class runtime_impl {
 
  private:
   [[noreturn]] void reject_place(int place) const;
+  // Counts `root` as running and gives it its frame (the part of submit that may throw first).
+  void admit_root(task_base& root);
+  // The seat's own thread, after a sleep: back in its seat once no caller holds it; returns
+  // whether it had to wait for a caller to leave.
+  bool reclaim_seat(worker& w) noexcept;
+  bool sleep(worker& w, bool giving_up_seat) noexcept;
+  // Nothing for `w` to run and no reason to stop looking: it may sleep.
+  bool nothing_for(worker& w) const noexcept;
+  // The word `w`'s thread sleeps on, and a wake-up of whoever sleeps on a word.
+  std::atomic<std::uint32_t>& wake_word_of(worker& w) noexcept;
+  static void bump(std::atomic<std::uint32_t>& word) noexcept;
+  // A seated caller's way out: the seat is free again, and its own thread woken if work is left.
+  void leave_seat(worker& w) noexcept;
   void wake_one() noexcept;
   bool wake_a_sleeper() noexcept;
   void wake_all() noexcept;
@@ -129,8 +165,29 @@ class runtime_impl {
   std::vector<std::vector<int>> level_start_;
 
   std::mutex submit_mutex_;
+  // Held by each exec of a policy that runs one root at a time (policy::concurrent_roots).
+  std::mutex one_root_;
+  bool roots_one_at_a_time_ = false;
   std::deque<std::unique_ptr<task_base>> submitted_;
   std::atomic<std::size_t> submitted_count_{0};
+
+  // Who runs the seat's worker: its own thread (seat_own; seat_wanted while a caller asks it to
+  // give the seat up), nobody while that thread sleeps (seat_free), or a caller of exec
+  // (seat_caller; seat_caller_awaited once the own thread waits on this word for the caller to
+  // leave).
+  static constexpr std::uint32_t seat_own = 0, seat_free = 1, seat_caller = 2,
+                                 seat_caller_awaited = 3, seat_wanted = 4;
+  static bool caller_seated(std::uint32_t s) noexcept {
+    return s == seat_caller || s == seat_caller_awaited;
+  }
+  // A caller's way in: the seat when it is free, or when its own thread, only looking for work,
+  // gives it up on request (give_up_seat).
+  bool take_seat() noexcept;
+  alignas(64) std::atomic<std::uint32_t> seat_{seat_own};
+  std::atomic<std::uint32_t> guest_word_{0};  // what a caller in the seat sleeps on
+  int seat_index_ = 0;
+  // PMU counters are opened by each worker's own thread and count only it: no caller may sit in.
+  bool seat_open_ = false;
 
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<unsigned> next_to_wake_{0};

@@ -10,20 +10,13 @@
 #include <cstdlib>
 #include <exception>
 
+#include "sched/cpu_relax.hpp"
 #include "sched/fork_join.hpp"
 #include "sched/probe.hpp"
 #include "sched/runtime_impl.hpp"
 
 namespace locus::detail {
 namespace {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Rounds of failed searches before yielding the CPU, and before sleeping.
 constexpr unsigned spin_rounds = 64;
@@ -88,6 +81,16 @@ void worker::main_loop() {
   enter_phase(phase::overhead, clock_ns());
 }
 
+void worker::host(task_base* root, const root_signal& signal) {
+  guest_ = &signal;
+  enter_phase(phase::overhead, clock_ns());
+  dispatch(root);
+  main_loop();
+  // The worker's own thread sleeps on: its time is idle again.
+  enter_phase(phase::idle, clock_ns());
+  guest_ = nullptr;
+}
+
 // Binds this worker to its place while any worker's PU is contended, to its PU otherwise.
 void worker::follow_cpu_contention(std::uint64_t now) noexcept {
   if (!cpu_watch.close_window(now)) return;
@@ -101,10 +104,15 @@ void worker::follow_cpu_contention(std::uint64_t now) noexcept {
 }
 
 work_item* worker::find_work() {
-  if (cpu_watch.watching()) [[unlikely]]
+  // A seated caller's thread is the user's: it is never bound.
+  if (cpu_watch.watching() && guest_ == nullptr) [[unlikely]]
     follow_cpu_contention(clock_ns());
   unsigned rounds = 0;
-  while (!rt.stopping()) {
+  while (!rt.stopping() && !guest_done()) {
+    if (rt.seat_wanted_of(*this) && guest_ == nullptr) [[unlikely]] {
+      rounds = rt.give_up_seat(*this) ? 0 : yield_rounds - 1;
+      continue;
+    }
     search_beat_ns.store(clock_ns(), std::memory_order_relaxed);
     if (work_item* first = mail.take(lane::first)) {
       if (trace != nullptr) {
@@ -143,9 +151,12 @@ work_item* worker::find_work() {
       for (int i = 0; i < 16; ++i) cpu_relax();
     } else if (rounds < yield_rounds) {
       ::sched_yield();
-    } else {
-      rt.sleep(*this);
+    } else if (rt.sleep(*this)) {
       rounds = 0;
+    } else {
+      // Nobody called: one full search (the policy's steals too), then straight back to sleep.
+      // The seat's own thread, spinning instead, would keep the seat from the next caller.
+      rounds = yield_rounds - 1;
     }
   }
   return nullptr;

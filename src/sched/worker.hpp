@@ -126,6 +126,7 @@ class alignas(64) worker {
 
   ult::stack_pool stacks;
   ult::stack native;                  // this OS thread's own stack: the scheduler runs on it
+  ult::stack own_native;              // the worker's own thread's, while a caller sits in
   ult::fcontext sched_ctx = nullptr;  // valid while a user-level thread runs on this worker
   ult::stack* running = nullptr;      // stack of the context running on this worker
 
@@ -163,7 +164,14 @@ class alignas(64) worker {
   void main_loop();
   std::thread thread;
 
+  // A caller of exec sitting in this worker's seat (runtime_impl::run_seated) runs `root` and
+  // then the worker's loop until the root has ended.
+  void host(task_base* root, const root_signal& signal);
+  bool hosting() const noexcept { return guest_ != nullptr; }
+  bool guest_done() const noexcept { return guest_ != nullptr && guest_->ended(); }
+
  private:
+  const root_signal* guest_ = nullptr;  // the seated caller's root
   work_item* find_work();
   void follow_cpu_contention(std::uint64_t now) noexcept;
   ult::stack* acquire_stack_or_die() noexcept;

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -102,12 +101,26 @@ struct task_base : work_item {
   explicit task_base(item_kind k) noexcept : work_item(k) {}
 };
 
+// How the thread that called runtime::exec learns that its root has ended: `running` until
+// then, `done` after; `awaited` while the caller blocks on the word (a futex), so that the
+// worker that ends the root makes a system call only when somebody sleeps on it.
+struct root_signal {
+  static constexpr std::uint32_t running = 0, done = 1, awaited = 2;
+  std::atomic<std::uint32_t> state{running};
+  bool ended() const noexcept { return state.load(std::memory_order_acquire) == done; }
+};
+// Called by the worker that ends the root; wakes its caller wherever it waits.
+void signal_root(root_signal& signal) noexcept;
+// Blocks the calling thread until signal_root.
+void await_root(root_signal& signal) noexcept;
+
 // Where runtime::exec keeps a root's outcome: in the calling thread's frame, which outlives the
 // task object.
 template <class R>
 struct root_outcome {
   std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> value;
   std::exception_ptr error;
+  root_signal signal;
 };
 
 // A root submitted by runtime::exec. The caller is signalled only after the core is done with
@@ -127,10 +140,9 @@ struct root_task final : task_base {
       outcome.error = std::current_exception();
     }
   }
-  void root_done() noexcept override { done.set_value(); }
+  void root_done() noexcept override { signal_root(outcome.signal); }
   F& f;
   root_outcome<R>& outcome;
-  std::promise<void> done;
 };
 
 template <class Fn>

@@ -1,0 +1,223 @@
+// runtime::exec from a thread outside the runtime: the caller takes the seat of a sleeping
+// worker and runs its root itself (sched/runtime_impl.hpp, sched/seat.cpp), the other workers
+// stealing from it; when that worker is awake, the root runs on the workers and the caller blocks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "locus/locus.hpp"
+#include "wait_until.hpp"
+
+namespace {
+
+using locus_test::wait_until;
+
+// Waits until worker `w` has gone to sleep at least once more than `before` times.
+void wait_for_sleep(locus::runtime& rt, int w, std::uint64_t before = 0) {
+  ASSERT_TRUE(wait_until([&] {
+    return rt.stats().workers[static_cast<std::size_t>(w)].sleeps > before;
+  })) << "worker "
+      << w << " never slept";
+}
+
+// Waits until worker 0's own thread has left its seat to sleep: an exec that spawns nothing then
+// runs on the calling thread (and wakes nobody, so the seat stays free for the next one).
+void wait_for_free_seat(locus::runtime& rt) {
+  wait_for_sleep(rt, 0);
+  const std::thread::id caller = std::this_thread::get_id();
+  ASSERT_TRUE(wait_until([&] {
+    return rt.exec([] { return std::this_thread::get_id(); }) == caller;
+  })) << "worker 0's seat never became free";
+}
+
+void spin_for(std::chrono::microseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+class Seat : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Seat, ARootRunsOnTheCallingThreadWhileTheSeatsWorkerSleeps) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  wait_for_free_seat(rt);
+  const std::thread::id caller = std::this_thread::get_id();
+  // A root that spawns nothing wakes nobody: the seat's own thread sleeps on through all of them.
+  for (int i = 0; i < 100; ++i) {
+    const auto [where, worker] = rt.exec([] {
+      return std::pair{std::this_thread::get_id(), locus::this_worker()};
+    });
+    ASSERT_EQ(where, caller) << "call " << i;
+    ASSERT_EQ(worker, 0) << "call " << i << ": the caller sits in worker 0's seat";
+  }
+  EXPECT_EQ(locus::this_worker(), -1) << "the caller left the seat";
+}
+
+TEST_P(Seat, ASeatedRootsWorkSpreadsToTheOtherWorkers) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  wait_for_free_seat(rt);
+  const std::thread::id caller = std::this_thread::get_id();
+  constexpr int n = 256;
+  std::vector<int> ran_on(n, -2);
+  std::vector<char> on_caller(n, 0);
+  std::atomic<long> sum{0};
+  const std::thread::id root_thread = rt.exec([&] {
+    // Where the root starts: after the loop it continues wherever the loop's last part ended.
+    const std::thread::id start = std::this_thread::get_id();
+    locus::parallel_for(0, n, [&](int i) {
+      spin_for(std::chrono::microseconds(50));
+      ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+      on_caller[static_cast<std::size_t>(i)] = std::this_thread::get_id() == caller;
+      sum += i;
+    });
+    return start;
+  });
+  EXPECT_EQ(root_thread, caller) << "the root started on the calling thread";
+  EXPECT_EQ(sum.load(), long{n} * (n - 1) / 2);
+  int by_caller = 0, by_worker1 = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    ASSERT_TRUE(ran_on[k] == 0 || ran_on[k] == 1) << "iteration " << i << " ran on " << ran_on[k];
+    // Worker 0's work ran on the caller's thread, never on the seat's own (sleeping) one.
+    if (ran_on[k] == 0) {
+      EXPECT_TRUE(on_caller[k]) << "iteration " << i;
+    }
+    by_caller += on_caller[k];
+    by_worker1 += ran_on[k] == 1;
+  }
+  EXPECT_GT(by_caller, 0);
+  EXPECT_GT(by_worker1, 0) << "no work of the seated caller's root reached worker 1";
+}
+
+TEST_P(Seat, ASeatedRootsExceptionReachesTheCallerAndTheSeatIsFreeAgain) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  wait_for_free_seat(rt);
+  const std::thread::id caller = std::this_thread::get_id();
+  EXPECT_THROW(rt.exec([&] {
+    if (std::this_thread::get_id() == caller) throw std::runtime_error("from the seat");
+  }),
+               std::runtime_error);
+  const auto where = rt.exec([] { return std::this_thread::get_id(); });
+  EXPECT_EQ(where, caller) << "the seat was left free after the exception";
+}
+
+TEST_P(Seat, ExecInsideASeatedRootRunsInline) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  wait_for_free_seat(rt);
+  const std::thread::id caller = std::this_thread::get_id();
+  const int inner_worker = rt.exec([&] {
+    return rt.exec(
+        [&] { return std::this_thread::get_id() == caller ? locus::this_worker() : -5; });
+  });
+  EXPECT_EQ(inner_worker, 0);
+}
+
+TEST_P(Seat, WithOneWorkerTheCallerRunsEverything) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 1}};
+  wait_for_free_seat(rt);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  const long total = rt.exec([&] {
+    std::atomic<long> s{0};
+    locus::parallel_for(0, 1000, [&](int i) {
+      if (std::this_thread::get_id() != caller) ++elsewhere;
+      s += i;
+    });
+    return s.load();
+  });
+  EXPECT_EQ(total, 999L * 1000 / 2);
+  EXPECT_EQ(elsewhere.load(), 0);
+  EXPECT_EQ(rt.stats().workers[0].stolen_items, 0u);
+}
+
+// While one caller sits in the seat, another thread's exec runs on the workers: it is not
+// seated, and it ends.
+TEST_P(Seat, ASecondCallerWhileTheSeatIsTakenRunsOnTheWorkers) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  wait_for_free_seat(rt);
+  std::atomic<bool> seated{false}, second_done{false};
+  std::thread::id second_ran_on;
+  std::thread second;
+  rt.exec([&] {
+    seated = true;
+    second = std::thread([&] {
+      second_ran_on = rt.exec([] { return std::this_thread::get_id(); });
+      second_done = true;
+    });
+    // Block worker 0 (this caller) until the second root has ended elsewhere: it cannot have
+    // been seated, and worker 1 ran it (or, for a scheduler whose roots start on worker 0, it
+    // waits in worker 0's inbox, which the caller serves once this root returns).
+    const bool roots_on_any_worker = std::string(GetParam()) != "adws" &&
+                                     std::string(GetParam()) != "ml-adws" &&
+                                     std::string(GetParam()) != "ml-ws";
+    if (roots_on_any_worker) {
+      EXPECT_TRUE(wait_until([&] { return second_done.load(); }));
+    }
+  });
+  second.join();
+  EXPECT_TRUE(seated.load());
+  EXPECT_TRUE(second_done.load());
+  EXPECT_NE(second_ran_on, second.get_id());
+}
+
+// Randomized: several threads call exec at once and over and over, with nested parallel work of
+// random shapes and pauses, so that seats are taken, refused, left with work behind, and the
+// seat's own thread wakes, sleeps and reclaims it in every order. Every sum must be exact and
+// nothing may hang (the CTest timeout).
+TEST_P(Seat, ManyCallersAtOnceStress) {
+  locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
+  constexpr int callers = 3;
+  const int rounds = 300;
+  std::atomic<int> seated{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      std::mt19937 rng(static_cast<unsigned>(1234 + c));
+      const std::thread::id me = std::this_thread::get_id();
+      for (int r = 0; r < rounds; ++r) {
+        const int n = 1 + static_cast<int>(rng() % 64);
+        const int pause_us = static_cast<int>(rng() % 20);
+        const auto [sum, on_me] = rt.exec([&] {
+          std::atomic<long> s{0};
+          locus::parallel_for(0, n, [&](int i) {
+            if (i % 7 == 0) spin_for(std::chrono::microseconds(pause_us));
+            if (i % 5 == 0) {
+              locus::task_group tg;
+              tg.run([&] { s += 1; });
+              s += 1;
+              tg.wait();
+            }
+            s += i;
+          });
+          return std::pair{s.load(), std::this_thread::get_id() == me};
+        });
+        const long expected = long{n} * (n - 1) / 2 + 2 * ((n + 4) / 5);
+        if (sum != expected) ++failures;
+        seated += on_me;
+        if (rng() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(seated.load(), 0) << "no caller was ever seated";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Seat,
+                         ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "numa-ws", "hws"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
