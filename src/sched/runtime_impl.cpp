@@ -195,13 +195,18 @@ bool runtime_impl::any_work_visible() const noexcept {
   return false;
 }
 
-bool runtime_impl::nothing_for(worker& w) const noexcept {
-  return !any_work_visible() && w.mail.empty() && !sched->has_work(w.ctx) && !stopping() &&
-         !w.guest_done();
+bool runtime_impl::shared_work_in_sight(const worker& w) const noexcept {
+  return any_work_visible() || !w.mail.empty() || stopping();
+}
+
+bool runtime_impl::work_in_sight(worker& w) const noexcept {
+  return shared_work_in_sight(w) || sched->has_work(w.ctx);
 }
 
 bool runtime_impl::sleep(worker& w, bool giving_up_seat) noexcept {
-  std::atomic<std::uint32_t>& word_ref = w.hosting() ? guest_word_ : w.wake_word;
+  // Read while this thread runs the worker: after the wait, a caller may sit in its seat.
+  const bool hosting = w.hosting();
+  std::atomic<std::uint32_t>& word_ref = hosting ? guest_word_ : w.wake_word;
   const std::uint32_t word = word_ref.load(std::memory_order_seq_cst);
   // Announce, then look: a deliverer makes its work visible, then looks for the announcement
   // (both seq_cst), so one of the two sees the other.
@@ -210,10 +215,10 @@ bool runtime_impl::sleep(worker& w, bool giving_up_seat) noexcept {
   bool called = true;
   // The seat's own thread leaves its seat while it sleeps: a caller of exec may sit in. Asked
   // for the seat, it sleeps even with work in sight, which the caller in its place will see.
-  const bool leaves_seat = w.index == seat_index_ && !w.hosting();
+  const bool leaves_seat = w.index == seat_index_ && !hosting;
   std::uint32_t wanted = seat_wanted;
   if (giving_up_seat ? seat_.compare_exchange_strong(wanted, seat_free, std::memory_order_seq_cst)
-                     : nothing_for(w)) {
+                     : !work_in_sight(w) && !w.guest_done()) {
     w.counters.sleeps.add();
     if (leaves_seat && !giving_up_seat) seat_.store(seat_free, std::memory_order_seq_cst);
     // Pushes check for sleepers without a fence (the spawn path stays cheap), so a wake-up can
@@ -224,9 +229,11 @@ bool runtime_impl::sleep(worker& w, bool giving_up_seat) noexcept {
     const bool busy = roots_active_.load(std::memory_order_relaxed) > 0;
     futex_wait(&word_ref, word, busy ? &missed_wakeup_bound : nullptr);
     called = word_ref.load(std::memory_order_relaxed) != word;
-    if (called) w.counters.wakeups.add();
+    // Awake, the caller sees for itself what it was woken for.
+    if (hosting) seat_.fetch_and(~seat_poked, std::memory_order_seq_cst);
     // Back from a caller's stay in the seat: the caller left work behind, or none.
     if (leaves_seat && reclaim_seat(w)) called = false;
+    if (called) w.counters.wakeups.add();
   }
   w.asleep.store(false, std::memory_order_relaxed);
   // On every way out, also when work showed up before the wait: a pusher may have seen this
@@ -252,16 +259,23 @@ void runtime_impl::deliver(int target, work_item* item, lane where) {
 void runtime_impl::wake(int target) noexcept {
   worker& t = at(target);
   if (!t.asleep.load(std::memory_order_seq_cst)) return;
-  bump(wake_word_of(t));
+  wake_sleeper(t);
 }
 
-std::atomic<std::uint32_t>& runtime_impl::wake_word_of(worker& w) noexcept {
-  // A caller sitting in the seat sleeps on a word of its own, so that waking it does not wake
-  // the seat's own thread, asleep on the worker's word meanwhile.
-  if (w.index == seat_index_ && caller_seated(seat_.load(std::memory_order_seq_cst))) {
-    return guest_word_;
+void runtime_impl::wake_sleeper(worker& t) noexcept {
+  if (t.index == seat_index_) {
+    // A caller sitting in the seat sleeps on a word of its own, so that waking it does not wake
+    // the seat's own thread, asleep on the worker's word meanwhile.
+    std::uint32_t s = seat_.load(std::memory_order_seq_cst);
+    while (caller_seated(s)) {
+      if ((s & seat_poked) != 0 ||
+          seat_.compare_exchange_weak(s, s | seat_poked, std::memory_order_seq_cst)) {
+        bump(guest_word_);
+        return;
+      }
+    }
   }
-  return w.wake_word;
+  bump(t.wake_word);
 }
 
 void runtime_impl::bump(std::atomic<std::uint32_t>& word) noexcept {
@@ -284,7 +298,7 @@ bool runtime_impl::wake_a_sleeper() noexcept {
   for (int i = 0; i < n; ++i) {
     worker& t = at((start + i) % n);
     if (t.asleep.load(std::memory_order_seq_cst)) {
-      bump(wake_word_of(t));
+      wake_sleeper(t);
       return true;
     }
   }

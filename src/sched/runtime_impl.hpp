@@ -140,10 +140,15 @@ class runtime_impl {
   // whether it had to wait for a caller to leave.
   bool reclaim_seat(worker& w) noexcept;
   bool sleep(worker& w, bool giving_up_seat) noexcept;
-  // Nothing for `w` to run and no reason to stop looking: it may sleep.
-  bool nothing_for(worker& w) const noexcept;
-  // The word `w`'s thread sleeps on, and a wake-up of whoever sleeps on a word.
-  std::atomic<std::uint32_t>& wake_word_of(worker& w) noexcept;
+  // Work `w` may run, or a reason to stop looking: what a worker checks before it sleeps. Reads
+  // only what others fill concurrently.
+  bool work_in_sight(worker& w) const noexcept;
+  // Wakes whoever sleeps as worker `t` (who announced it): for the seat's worker, a caller
+  // sitting in the seat, else the worker's own thread.
+  void wake_sleeper(worker& t) noexcept;
+  // Any work for `w` that others put where `w` looks, or a reason to stop: read without owning
+  // `w` (the policy's has_work may read the owner's state).
+  bool shared_work_in_sight(const worker& w) const noexcept;
   static void bump(std::atomic<std::uint32_t>& word) noexcept;
   // A seated caller's way out: the seat is free again, and its own thread woken if work is left.
   void leave_seat(worker& w) noexcept;
@@ -173,12 +178,13 @@ class runtime_impl {
 
   // Who runs the seat's worker: its own thread (seat_own; seat_wanted while a caller asks it to
   // give the seat up), nobody while that thread sleeps (seat_free), or a caller of exec
-  // (seat_caller; seat_caller_awaited once the own thread waits on this word for the caller to
-  // leave).
-  static constexpr std::uint32_t seat_own = 0, seat_free = 1, seat_caller = 2,
-                                 seat_caller_awaited = 3, seat_wanted = 4;
+  // (seat_caller, with two flags: seat_awaited once the own thread waits on this word for the
+  // caller to leave, seat_poked once somebody woke the caller for the worker's sake, so that the
+  // caller, leaving, hands that wake-up on to the own thread).
+  static constexpr std::uint32_t seat_own = 0, seat_free = 1, seat_caller = 2, seat_wanted = 3;
+  static constexpr std::uint32_t seat_awaited = 4, seat_poked = 8, seat_state_mask = 3;
   static bool caller_seated(std::uint32_t s) noexcept {
-    return s == seat_caller || s == seat_caller_awaited;
+    return (s & seat_state_mask) == seat_caller;
   }
   // A caller's way in: the seat when it is free, or when its own thread, only looking for work,
   // gives it up on request (give_up_seat).

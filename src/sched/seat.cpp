@@ -101,17 +101,18 @@ bool runtime_impl::take_seat() noexcept {
 }
 
 void runtime_impl::leave_seat(worker& w) noexcept {
-  // The own thread still sleeps: announce it again, free the seat, then look for work left for
-  // it (what sleep() does before it waits): a deliverer either sees the announcement and a free
-  // seat, or its work is seen here. Only what others fill concurrently is read, since the own
-  // thread may be back in its seat already.
+  // The own thread still sleeps: announce it again, then look for work left for it (what sleep()
+  // does before it waits), the policy's part while the seat is still this caller's, the rest
+  // once it is free. A deliverer sees the announcement, and then either a free seat (it wakes
+  // the own thread) or this caller (it marks the seat poked); or its work is seen here.
   w.asleep.store(true, std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  const bool awaited = seat_.exchange(seat_free, std::memory_order_seq_cst) == seat_caller_awaited;
-  if (awaited) {
+  const bool policy_work = sched->has_work(w.ctx);
+  const std::uint32_t left = seat_.exchange(seat_free, std::memory_order_seq_cst);
+  if ((left & seat_awaited) != 0) {
     // Woken while the caller sat here, the own thread waits on the seat: it looks for itself.
     futex_wake_all(&seat_);
-  } else if (!nothing_for(w)) {
+  } else if (policy_work || (left & seat_poked) != 0 || shared_work_in_sight(w)) {
     wake(seat_index_);
   }
 }
@@ -125,12 +126,12 @@ bool runtime_impl::reclaim_seat(worker& w) noexcept {
       continue;
     }
     // A caller sits in the seat; it wakes this thread on this word when it leaves.
-    if (s == seat_caller &&
-        !seat_.compare_exchange_strong(s, seat_caller_awaited, std::memory_order_seq_cst)) {
+    if ((s & seat_awaited) == 0 &&
+        !seat_.compare_exchange_strong(s, s | seat_awaited, std::memory_order_seq_cst)) {
       continue;
     }
     waited = true;
-    futex_wait(&seat_, seat_caller_awaited, nullptr);
+    futex_wait(&seat_, s | seat_awaited, nullptr);
   }
   w.native = w.own_native;
   w.running = &w.native;
