@@ -48,41 +48,31 @@ std::int64_t fib_locus(int n, int cutoff) {
   return a + b;
 }
 
-// The seed's Fig. 2 through locus::taskq: both calls are tasks, joined by wait(); calls with
-// n < cutoff run the serial code (FIB_serial). Task functions find their queue through a global,
-// as the seed's do; one run at a time uses it.
-locus::taskq* fib_queue = nullptr;
+// The seed's Fig. 2 through locus::taskq (and, across the ranks of an MPI job,
+// locus::dist_taskq): both calls are tasks, joined by wait(); calls with n < cutoff run the
+// serial code (FIB_serial). Task functions find their queue through a global, as the seed's do;
+// one run at a time uses it.
 int fib_cutoff = 0;
 
-void fib_task(const int& n, std::int64_t& out) {
+template <class Queue, Queue** queue>
+void fib_task_on(const int& n, std::int64_t& out) {
   if (n < fib_cutoff || n < 2) {
     out = fib_serial(n);
     return;
   }
   std::int64_t x = 0, y = 0;
-  fib_queue->put(fib_task, n - 1, x);
-  fib_queue->put(fib_task, n - 2, y);
-  fib_queue->wait();
+  (*queue)->put(fib_task_on<Queue, queue>, n - 1, x);
+  (*queue)->put(fib_task_on<Queue, queue>, n - 2, y);
+  (*queue)->wait();
   out = x + y;
 }
+
+locus::taskq* fib_queue = nullptr;
+constexpr auto fib_task = fib_task_on<locus::taskq, &fib_queue>;
 
 #if LOCUS_BENCH_MPI
-
-// The same task across the ranks of an MPI job (locus::dist_taskq).
 locus::dist_taskq* fib_dist_queue = nullptr;
-
-void fib_task_mpi(const int& n, std::int64_t& out) {
-  if (n < fib_cutoff || n < 2) {
-    out = fib_serial(n);
-    return;
-  }
-  std::int64_t x = 0, y = 0;
-  fib_dist_queue->put(fib_task_mpi, n - 1, x);
-  fib_dist_queue->put(fib_task_mpi, n - 2, y);
-  fib_dist_queue->wait();
-  out = x + y;
-}
-
+constexpr auto fib_task_mpi = fib_task_on<locus::dist_taskq, &fib_dist_queue>;
 #endif
 
 #if LOCUS_BENCH_PEERS

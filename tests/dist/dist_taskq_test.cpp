@@ -84,8 +84,11 @@ TEST(DistUts, T3) {
 
 // ---- fib and nqueens -----------------------------------------------------------------------
 
+// Calls below fib_leaf run serially (each test sets it, the same on every rank).
+int fib_leaf = 8;
+
 void fib_task(const int& n, long& out) {
-  if (n < 8) {
+  if (n < fib_leaf) {
     long a = 0, b = 1;
     for (int i = 0; i < n; ++i) a = std::exchange(b, a + b);
     out = a;
@@ -99,6 +102,7 @@ void fib_task(const int& n, long& out) {
 }
 
 TEST(DistFib, Exact) {
+  fib_leaf = 8;
   locus::dist_taskq queue{locus::task_function(fib_task)};
   q = &queue;
   long r = 0;
@@ -255,23 +259,11 @@ TEST(DistLargeBuffers, MegabyteInputsAndOutputsTravel) {
 
 // ---- termination: many small epochs, every task counted ------------------------------------
 
-// A small tree: fib with a task per call down to 2, 465 tasks for fib(12).
-void small_fib_task(const int& n, long& out) {
-  if (n < 2) {
-    out = n;
-    return;
-  }
-  long x = 0, y = 0;
-  q->put(small_fib_task, n - 1, x);
-  q->put(small_fib_task, n - 2, y);
-  q->wait();
-  out = x + y;
-}
-
 // Run by CTest also with LOCUS_DIST_DELAY_US set, which delays every message's handling by a
 // random time: the token and the tasks then overtake each other in every order.
 TEST(DistTermination, ManyEpochsEveryTaskCounted) {
-  locus::dist_taskq queue{locus::task_function(small_fib_task)};
+  fib_leaf = 2;  // a task per call
+  locus::dist_taskq queue{locus::task_function(fib_task)};
   q = &queue;
   constexpr int runs = 1000;
   constexpr std::uint64_t tasks_per_run = 465;  // calls of fib(12) with a task per call
@@ -281,7 +273,7 @@ TEST(DistTermination, ManyEpochsEveryTaskCounted) {
       long r = -1;
       // The root moves from rank to rank, so that every rank starts epochs.
       const bool mine = run % queue.ranks() == queue.rank();
-      if (mine) queue.put(small_fib_task, 12, r);
+      if (mine) queue.put(fib_task, 12, r);
       queue.wait();
       if (mine && r != 144) ++wrong;
     }
@@ -296,11 +288,12 @@ TEST(DistTermination, ManyEpochsEveryTaskCounted) {
 
 // HotSLAW's SPMD loop: all_empty() is the collective test, execute() and steal() the work.
 TEST(DistTermination, AllEmptyLoop) {
-  locus::dist_taskq queue{locus::task_function(small_fib_task)};
+  fib_leaf = 2;
+  locus::dist_taskq queue{locus::task_function(fib_task)};
   q = &queue;
   long r = -1;
   locus::root_exec([&] {
-    if (queue.rank() == 0) queue.put(small_fib_task, 16, r);
+    if (queue.rank() == 0) queue.put(fib_task, 16, r);
     while (!queue.all_empty()) {
       if (!queue.execute()) queue.steal();
     }
