@@ -77,4 +77,15 @@ status=0
 cat "$tmp/run.log"
 ((status == 0)) || fail "the consumer exited with status $status"
 grep -qx 'package consumer: OK' "$tmp/run.log" || fail "the consumer did not print 'package consumer: OK'"
+
+# The `dist` component is installed exactly when the build tree has the distributed taskq.
+if [[ -f "$build/liblocus_dist.a" || -f "$build/liblocus_dist.so" ]]; then
+  [[ -x "$tmp/build/dist_app" ]] || fail "locus was built with MPI, but find_package(locus COMPONENTS dist) did not find it"
+  echo "== run the dist consumer (one rank, no mpirun)"
+  status=0
+  "$tmp/build/dist_app" >"$tmp/dist.log" 2>&1 || status=$?
+  cat "$tmp/dist.log"
+  ((status == 0)) || fail "the dist consumer exited with status $status"
+  grep -qx 'dist consumer: OK' "$tmp/dist.log" || fail "the dist consumer did not print 'dist consumer: OK'"
+fi
 echo "package_consumer: passed"
