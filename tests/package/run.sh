@@ -71,21 +71,22 @@ if grep -q 'warning:' "$tmp/build.log"; then
        "compile cleanly with -Wall -Wextra -Wpedantic" >&2
 fi
 
-echo "== run the consumer"
-status=0
-"$tmp/build/app" >"$tmp/run.log" 2>&1 || status=$?
-cat "$tmp/run.log"
-((status == 0)) || fail "the consumer exited with status $status"
-grep -qx 'package consumer: OK' "$tmp/run.log" || fail "the consumer did not print 'package consumer: OK'"
+# run_consumer EXE NAME: runs a built consumer, which must exit 0 and print "NAME: OK".
+run_consumer() {
+  local exe=$1 name=$2 status=0
+  echo "== run the $name"
+  "$tmp/build/$exe" >"$tmp/$exe.log" 2>&1 || status=$?
+  cat "$tmp/$exe.log"
+  ((status == 0)) || fail "the $name exited with status $status"
+  grep -qx "$name: OK" "$tmp/$exe.log" || fail "the $name did not print '$name: OK'"
+}
 
-# The `dist` component is installed exactly when the build tree has the distributed taskq.
+run_consumer app "package consumer"
+# The `dist` component is installed exactly when the build tree has the distributed taskq; its
+# consumer runs as one rank, without mpirun.
 if [[ -f "$build/liblocus_dist.a" || -f "$build/liblocus_dist.so" ]]; then
-  [[ -x "$tmp/build/dist_app" ]] || fail "locus was built with MPI, but find_package(locus COMPONENTS dist) did not find it"
-  echo "== run the dist consumer (one rank, no mpirun)"
-  status=0
-  "$tmp/build/dist_app" >"$tmp/dist.log" 2>&1 || status=$?
-  cat "$tmp/dist.log"
-  ((status == 0)) || fail "the dist consumer exited with status $status"
-  grep -qx 'dist consumer: OK' "$tmp/dist.log" || fail "the dist consumer did not print 'dist consumer: OK'"
+  [[ -x "$tmp/build/dist_app" ]] ||
+    fail "locus was built with MPI, but find_package(locus COMPONENTS dist) did not find it"
+  run_consumer dist_app "dist consumer"
 fi
 echo "package_consumer: passed"
