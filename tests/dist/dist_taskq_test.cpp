@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "benchmarks/uts_tree.hpp"
 #include "locus/dist_taskq.hpp"
 #include "locus/runtime.hpp"
+#include "saved_env.hpp"
 
 namespace {
 
@@ -99,6 +101,23 @@ void fib_task(const int& n, long& out) {
   q->put(fib_task, n - 2, y);
   q->wait();
   out = x + y;
+}
+
+// Read on every rank before anything collective, so a malformed value ends each rank alike.
+TEST(DistConfig, MalformedSettingsAreRejectedNamingTheVariable) {
+  const std::pair<const char*, const char*> bad[] = {{"LOCUS_DIST_STEAL", "some"},
+                                                     {"LOCUS_DIST_STEAL", "0"},
+                                                     {"LOCUS_DIST_POOL", "x"},
+                                                     {"LOCUS_DIST_DELAY_US", "-1"}};
+  for (const auto& [name, value] : bad) {
+    const locus_test::saved_env env(name, value);
+    try {
+      locus::dist_taskq queue{locus::task_function(fib_task)};
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const locus::config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(DistFib, Exact) {
