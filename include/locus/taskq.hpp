@@ -57,6 +57,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -102,8 +103,10 @@ void typed_thunk_no_output(task_fn fn, void* in, void* /*out*/) {
 }
 
 // Runs `call(arg)` as the body of one task of `q`: sets it as the current task, joins what it
-// puts, ends `self` (a dependence node, or null) and releases what waited for it.
-void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self);
+// puts, ends `self` (a dependence node, or null) and releases what waited for it. `depth`: the
+// putter's depth + 1.
+void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
+               std::uint32_t depth);
 
 // One typed put on the fast path: the caller's current task, or the top level, its task group
 // (null when a fence holds the put back, or the function is not registered) and, on destruction,
@@ -116,6 +119,7 @@ class taskq_put_site {
   taskq_put_site& operator=(const taskq_put_site&) = delete;
   ~taskq_put_site();
   task_group* group() const noexcept { return group_; }
+  std::uint32_t depth() const noexcept { return depth_; }  // the put task's
   // The slow path: a copy of the input on the heap, held back by a fence.
   void defer(const void* in, void* out);
 
@@ -125,6 +129,7 @@ class taskq_put_site {
   void* previous_;
   task_group* group_;
   task_fn fn_;
+  std::uint32_t depth_;
 };
 
 }  // namespace detail
@@ -191,7 +196,7 @@ class taskq {
     detail::taskq_put_site site(*impl_, detail::erase_fn(fn), &detail::typed_thunk<In, Out>,
                                 sizeof(In), sizeof(Out));
     if (task_group* tg = site.group()) [[likely]] {
-      tg->run([fn, in, o = &out, q = impl_.get()]() mutable {
+      tg->run([fn, in, o = &out, q = impl_.get(), d = site.depth()]() mutable {
         struct call {
           void (*fn)(const In&, Out&);
           const In* in;
@@ -201,7 +206,7 @@ class taskq {
             c->fn(*c->in, *c->out);
           }
         } c{fn, &in, o};
-        detail::taskq_run(*q, &call::run, &c, nullptr);
+        detail::taskq_run(*q, &call::run, &c, nullptr, d);
       });
       return;
     }
@@ -216,7 +221,7 @@ class taskq {
     detail::taskq_put_site site(*impl_, detail::erase_fn(fn), &detail::typed_thunk_no_output<In>,
                                 sizeof(In), 0);
     if (task_group* tg = site.group()) [[likely]] {
-      tg->run([fn, in, q = impl_.get()]() mutable {
+      tg->run([fn, in, q = impl_.get(), d = site.depth()]() mutable {
         struct call {
           void (*fn)(const In&);
           const In* in;
@@ -225,7 +230,7 @@ class taskq {
             c->fn(*c->in);
           }
         } c{fn, &in};
-        detail::taskq_run(*q, &call::run, &c, nullptr);
+        detail::taskq_run(*q, &call::run, &c, nullptr, d);
       });
       return;
     }

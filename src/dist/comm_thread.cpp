@@ -47,6 +47,7 @@ comm_thread::comm_thread() {
 
 comm_thread::~comm_thread() {
   stop_.store(true, std::memory_order_release);
+  poke();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -65,7 +66,22 @@ void comm_thread::call(std::function<void()> fn) {
     });
     has_calls_.store(true, std::memory_order_release);
   }
+  poke();
   ran.wait();
+}
+
+void comm_thread::poke() noexcept {
+  {
+    const std::lock_guard hold(sleep_lock_);
+    poked_ = true;
+  }
+  woken_.notify_one();
+}
+
+void comm_thread::rest(std::chrono::microseconds span) {
+  std::unique_lock hold(sleep_lock_);
+  woken_.wait_for(hold, span, [this] { return poked_; });
+  poked_ = false;
 }
 
 void comm_thread::add(comm_client* c) {
@@ -89,6 +105,7 @@ void comm_thread::abort(const std::string& message) {
     if (!aborting_.load(std::memory_order_relaxed)) abort_message_ = line;  // the first one wins
     aborting_.store(true, std::memory_order_release);
   }
+  poke();
   // The communication thread ends the job within one of its rounds; this thread has nothing
   // left to do meanwhile.
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -116,7 +133,12 @@ void comm_thread::run() {
     return;
   }
 
-  int idle_rounds = 0;
+  // Idle, it sleeps from 50 us doubling to 1 ms: a busy victim answers a steal request within a
+  // millisecond, a message that arrives restarts the short sleeps that keep round trips short
+  // while requests flow, and while a thread here waits for a message they stay short.
+  constexpr std::chrono::microseconds shortest_rest{50};
+  constexpr std::chrono::microseconds longest_rest{1000};
+  std::chrono::microseconds rest_span{0};
   while (!stop_.load(std::memory_order_acquire)) {
     if (aborting_.load(std::memory_order_acquire)) {
       std::string line;
@@ -144,16 +166,14 @@ void comm_thread::run() {
     const std::vector<comm_client*> clients = clients_;
     for (comm_client* c : clients) busy = c->progress() || busy;
     if (busy) {
-      idle_rounds = 0;
+      rest_span = std::chrono::microseconds(0);
       continue;
     }
-    // A few yields keep a steal's round trip short while messages flow; then sleep, so that an
-    // idle communication thread costs the workers (often as many as the cores) next to nothing.
-    if (++idle_rounds < 16) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    bool awaited = false;
+    for (comm_client* c : clients) awaited = c->awaited() || awaited;
+    rest_span =
+        rest_span.count() == 0 || awaited ? shortest_rest : std::min(rest_span * 2, longest_rest);
+    rest(rest_span);
   }
   MPI_Finalize();
 }

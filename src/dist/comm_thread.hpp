@@ -1,11 +1,14 @@
 // The process's communication thread: the one thread that calls MPI after initialisation
 // (MPI_THREAD_FUNNELED: it also initialises and finalises MPI), driving every distributed queue
 // of the process. Workers never block in MPI; they hand work to this thread through the queues'
-// own lock-protected boxes, and it polls with non-blocking calls, sleeping briefly when idle so
-// that it leaves the cores to the workers.
+// own lock-protected boxes, and it polls with non-blocking calls. When rounds find nothing to do
+// it sleeps, longer and longer up to a bound, so that it leaves the cores to the workers (ranks x
+// workers is usually the core count), but only while no thread waits for a message; a worker
+// that needs it (hungry, an output to send) pokes it awake.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -22,6 +25,10 @@ class comm_client {
   // On the communication thread: makes progress (receives, sends, steals, termination); returns
   // whether anything happened, so that the thread knows when it may sleep.
   virtual bool progress() = 0;
+  // On the communication thread, after a round with nothing to do: whether a thread of this
+  // process has waited for the network since the last call (then the thread keeps its sleeps
+  // short, since nothing wakes it when a message arrives).
+  virtual bool awaited() noexcept = 0;
 };
 
 class comm_thread {
@@ -39,6 +46,8 @@ class comm_thread {
 
   // Runs fn on the communication thread and returns once it has run (setup and teardown).
   void call(std::function<void()> fn);
+  // From any thread: ends the communication thread's current sleep, or its next one.
+  void poke() noexcept;
   // On the communication thread only.
   void add(comm_client* c);
   void remove(comm_client* c);
@@ -50,6 +59,7 @@ class comm_thread {
  private:
   comm_thread();
   void run();
+  void rest(std::chrono::microseconds span);
 
   std::thread thread_;
   std::thread::id id_;
@@ -65,6 +75,10 @@ class comm_thread {
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborting_{false};
   std::string abort_message_;
+
+  std::mutex sleep_lock_;
+  std::condition_variable woken_;
+  bool poked_ = false;  // under sleep_lock_
 
   std::vector<comm_client*> clients_;  // communication thread only
 };

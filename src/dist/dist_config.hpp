@@ -10,8 +10,9 @@ struct dist_config {
   // migratable tasks (HotSLAW's StealHalf across nodes, the default), else at most this many
   // ("one" is 1).
   std::size_t chunk = 0;
-  // LOCUS_DIST_POOL: how many queued tasks a rank keeps migratable at once.
-  std::size_t pool = 32;
+  // LOCUS_DIST_POOL: how many queued tasks a rank keeps migratable at once (a bound: only the
+  // shallowest level of puts enters the pool, so it fills only where one task puts many).
+  std::size_t pool = 4096;
   // LOCUS_DIST_DELAY_US: a test hook; before handling each message the communication thread
   // sleeps a random time up to this many microseconds, to shake out races in the protocol.
   unsigned delay_us = 0;

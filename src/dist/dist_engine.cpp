@@ -64,15 +64,17 @@ dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& co
 
 dist_engine::~dist_engine() {
   stopping_.store(true, std::memory_order_release);
+  comm_.poke();
   while (!finished_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
 void dist_engine::offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) {
-  auto t = std::make_shared<offered_task>();
+  auto t = std::make_shared<pool_record>();
   t->fn = &fn;
   t->index = static_cast<std::uint32_t>(&fn - q_.functions.data());
+  t->depth = f.depth;
   t->out = out;
   t->frame = &f;
   if (fn.in_size != 0) {
@@ -81,51 +83,76 @@ void dist_engine::offer(taskq_frame& f, const taskq_function& fn, const void* in
   }
   {
     const std::lock_guard hold(pool_lock_);
-    pool_.push_back(t);
-    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+    pool_add(t);
   }
   f.tg.run([this, t = std::move(t)] { claim_and_run(t); }, locus::parent_first);
 }
 
-void dist_engine::claim_and_run(const std::shared_ptr<offered_task>& t) {
+void dist_engine::pool_add(std::shared_ptr<pool_record> r) {
+  ++pool_depths_[r->depth];
+  if (r->frame == nullptr) ++pool_imported_;
+  pool_.push_back(std::move(r));
+}
+
+std::shared_ptr<pool_record> dist_engine::pool_remove(
+    std::deque<std::shared_ptr<pool_record>>::iterator at) {
+  std::shared_ptr<pool_record> r = std::move(*at);
+  pool_.erase(at);
+  const auto d = pool_depths_.find(r->depth);
+  if (--d->second == 0) pool_depths_.erase(d);
+  if (r->frame == nullptr) --pool_imported_;
+  return r;
+}
+
+void dist_engine::pool_changed() noexcept {
+  shallowest_.store(pool_depths_.empty() ? no_record : pool_depths_.begin()->first,
+                    std::memory_order_relaxed);
+  imported_.store(pool_imported_, std::memory_order_release);
+  pool_size_.store(pool_.size(), std::memory_order_relaxed);
+}
+
+void dist_engine::claim_and_run(const std::shared_ptr<pool_record>& t) {
   {
     const std::lock_guard hold(pool_lock_);
-    if (t->st != offered_task::state::queued) {
+    if (t->st != pool_record::state::queued) {
       // Shipped: the thief's rank counts it live now, and the frame waits for its output.
       q_.live.end(this_thread_live_slot());
       return;
     }
-    t->st = offered_task::state::claimed;
+    t->st = pool_record::state::claimed;
     // Claims come mostly newest first, as the owner's queue pops them.
     const auto it = std::find(pool_.rbegin(), pool_.rend(), t);
-    pool_.erase(std::next(it).base());
-    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+    pool_remove(std::next(it).base());
+    pool_changed();
   }
   taskq_run(
       q_,
       [](void* self) {
-        auto* task = static_cast<offered_task*>(self);
+        auto* task = static_cast<pool_record*>(self);
         invoke(*task->fn, task->input.get(), task->out);
       },
-      t.get(), nullptr);
+      t.get(), nullptr, t->depth + 1);
 }
 
 bool dist_engine::run_import() noexcept {
-  if (inbox_size_.load(std::memory_order_acquire) == 0) return false;
-  imported_task t;
+  if (imported_.load(std::memory_order_acquire) == 0) return false;
+  std::shared_ptr<pool_record> t;
   {
-    const std::lock_guard hold(inbox_lock_);
-    if (inbox_.empty()) return false;
-    t = std::move(inbox_.front());
-    inbox_.pop_front();
-    inbox_size_.store(inbox_.size(), std::memory_order_release);
+    const std::lock_guard hold(pool_lock_);
+    // The newest: thieves take the oldest.
+    const auto it = std::find_if(pool_.rbegin(), pool_.rend(),
+                                 [](const auto& r) { return r->frame == nullptr; });
+    if (it == pool_.rend()) return false;
+    t = pool_remove(std::next(it).base());
+    t->st = pool_record::state::claimed;
+    pool_changed();
   }
-  run_imported(t);
+  run_imported(*t);
   return true;
 }
 
-void dist_engine::run_imported(imported_task& t) noexcept {
-  const taskq_function& fn = q_.functions[t.fn];
+void dist_engine::run_imported(pool_record& t) noexcept {
+  const taskq_function& fn = *t.fn;
   std::vector<std::byte> out(fn.out_size);
   // The output buffer is a byte vector's: as aligned as operator new makes it, which taskq
   // requires of every output type.
@@ -141,7 +168,7 @@ void dist_engine::run_imported(imported_task& t) noexcept {
           auto* c = static_cast<call*>(self);
           invoke(*c->fn, c->in, c->out);
         },
-        &c, nullptr);
+        &c, nullptr, 1);
   } catch (...) {
     fail(std::current_exception());
   }
@@ -150,6 +177,7 @@ void dist_engine::run_imported(imported_task& t) noexcept {
     results_.push_back({t.origin, t.handle, std::move(out)});
     has_results_.store(true, std::memory_order_release);
   }
+  comm_.poke();
   // The second of the two counts taken at import: this rank stays active until the output is
   // in the communication thread's hands.
   q_.live.end(this_thread_live_slot());
@@ -268,28 +296,43 @@ void dist_engine::handle(int from, int tag, const std::vector<std::byte>& msg) {
 }
 
 void dist_engine::serve_steal(int thief) {
-  std::vector<std::shared_ptr<offered_task>> taken;
+  std::vector<std::shared_ptr<pool_record>> taken;
   {
     const std::lock_guard hold(pool_lock_);
-    const std::size_t have = pool_.size();
+    // Never a task back to the rank it came from: the two ranks then traded the same tasks back
+    // and forth, each steal one task, while the joins waiting for them idled.
+    const auto eligible = [thief](const std::shared_ptr<pool_record>& r) {
+      return r->frame != nullptr || r->origin != thief;
+    };
+    const auto have = static_cast<std::size_t>(std::count_if(pool_.begin(), pool_.end(), eligible));
     const std::size_t n = config_.chunk == 0 ? (have + 1) / 2 : std::min(config_.chunk, have);
+    auto at = pool_.begin();
     for (std::size_t i = 0; i < n; ++i) {
       // The oldest: in a recursive program, the biggest pieces of work.
-      std::shared_ptr<offered_task> t = std::move(pool_.front());
-      pool_.pop_front();
-      t->st = offered_task::state::shipped;
+      at = std::find_if(at, pool_.end(), eligible);
+      const auto offset = at - pool_.begin();
+      std::shared_ptr<pool_record> t = pool_remove(at);
+      at = pool_.begin() + offset;
+      t->st = pool_record::state::shipped;
       // Before the claiming task can see the record shipped (it looks under this lock), so that
       // the frame's join, which follows that task's end, waits for the output.
-      t->frame->remote_pending.fetch_add(1, std::memory_order_relaxed);
+      if (t->frame != nullptr) t->frame->remote_pending.fetch_add(1, std::memory_order_relaxed);
       taken.push_back(std::move(t));
     }
-    pool_size_.store(pool_.size(), std::memory_order_relaxed);
+    pool_changed();
   }
   wire::batch_writer batch;
+  std::size_t forwarded = 0;
   for (auto& t : taken) {
+    const std::span<const std::byte> input(t->input.get(), t->fn->in_size);
+    if (t->frame == nullptr) {
+      // Passed on: its output goes straight to its origin.
+      batch.add({t->index, t->origin, t->handle, input});
+      ++forwarded;
+      continue;
+    }
     const std::uint64_t handle = next_handle_++;
-    batch.add({t->index, comm_.rank(), handle,
-               std::span<const std::byte>(t->input.get(), t->fn->in_size)});
+    batch.add({t->index, comm_.rank(), handle, input});
     shipped_.emplace(handle, std::move(t));
   }
   const std::uint32_t n = batch.count();
@@ -303,6 +346,9 @@ void dist_engine::serve_steal(int thief) {
     stats_.steals_refused.fetch_add(1, std::memory_order_relaxed);
   }
   send(thief, wire::tasks, std::move(bytes));
+  // The two counts each passed-on task held here (take_tasks), now that the message counts it.
+  const unsigned slot = this_thread_live_slot();
+  for (std::size_t i = 0; i < 2 * forwarded; ++i) q_.live.end(slot);
 }
 
 void dist_engine::take_tasks(const std::vector<std::byte>& msg) {
@@ -317,7 +363,7 @@ void dist_engine::take_tasks(const std::vector<std::byte>& msg) {
   term_.basic_received();
   stats_.tasks_received.fetch_add(tasks.size(), std::memory_order_relaxed);
   stats_.bytes_received.fetch_add(msg.size(), std::memory_order_relaxed);
-  std::deque<imported_task> arrived;
+  std::vector<std::shared_ptr<pool_record>> arrived;
   const unsigned slot = this_thread_live_slot();
   for (const wire::task& w : tasks) {
     if (w.fn >= q_.functions.size() || w.input.size() != q_.functions[w.fn].in_size) {
@@ -325,21 +371,23 @@ void dist_engine::take_tasks(const std::vector<std::byte>& msg) {
                   " does not match this rank's registered functions (register the same "
                   "functions in the same order on every rank)");
     }
-    imported_task& t = arrived.emplace_back();
-    t.fn = w.fn;
-    t.origin = w.origin;
-    t.handle = w.handle;
+    auto t = std::make_shared<pool_record>();
+    t->fn = &q_.functions[w.fn];
+    t->index = w.fn;
+    t->origin = w.origin;
+    t->handle = w.handle;
     if (!w.input.empty()) {
-      t.input = std::make_unique_for_overwrite<std::byte[]>(w.input.size());
-      std::memcpy(t.input.get(), w.input.data(), w.input.size());
+      t->input = std::make_unique_for_overwrite<std::byte[]>(w.input.size());
+      std::memcpy(t->input.get(), w.input.data(), w.input.size());
     }
     // Two counts: one the task's run ends, one its output's hand-over ends (run_imported).
     q_.live.put(slot);
     q_.live.put(slot);
+    arrived.push_back(std::move(t));
   }
-  const std::lock_guard hold(inbox_lock_);
-  for (auto& t : arrived) inbox_.push_back(std::move(t));
-  inbox_size_.store(inbox_.size(), std::memory_order_release);
+  const std::lock_guard hold(pool_lock_);
+  for (auto& t : arrived) pool_add(std::move(t));
+  pool_changed();
 }
 
 void dist_engine::take_result(const std::vector<std::byte>& msg) {
@@ -351,7 +399,7 @@ void dist_engine::take_result(const std::vector<std::byte>& msg) {
   }
   term_.basic_received();
   stats_.bytes_received.fetch_add(msg.size(), std::memory_order_relaxed);
-  offered_task& t = *it->second;
+  pool_record& t = *it->second;
   if (!out.empty()) std::memcpy(t.out, out.data(), out.size());
   t.frame->remote_pending.fetch_sub(1, std::memory_order_release);
   shipped_.erase(it);
@@ -388,7 +436,7 @@ bool dist_engine::complete_sends() {
 
 bool dist_engine::try_steal() {
   if (request_out_ || stopping_.load(std::memory_order_relaxed)) return false;
-  if (inbox_size_.load(std::memory_order_relaxed) != 0) return false;
+  if (imported_.load(std::memory_order_relaxed) != 0) return false;
   if (clock::now() < next_steal_) return false;
   if (!hungry_.exchange(false, std::memory_order_relaxed)) return false;
   std::uniform_int_distribution<int> pick(0, comm_.size() - 2);
@@ -402,9 +450,9 @@ bool dist_engine::try_steal() {
 
 bool dist_engine::passive() const noexcept {
   // live first: an imported task's output is queued before its last count ends, so a rank whose
-  // count reads empty sees that output here.
-  return q_.live.empty() && !has_results_.load(std::memory_order_acquire) &&
-         inbox_size_.load(std::memory_order_acquire) == 0;
+  // count reads empty sees that output here. Tasks from other ranks waiting in the pool count
+  // live.
+  return q_.live.empty() && !has_results_.load(std::memory_order_acquire);
 }
 
 bool dist_engine::detect_termination() {

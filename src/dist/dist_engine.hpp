@@ -2,15 +2,18 @@
 // queue portion), the tasks that came from other ranks, the outputs on their way back, and the
 // communication thread's side of the steal protocol and of termination detection.
 //
-// Which tasks migrate: a put finds room in the pool (LOCUS_DIST_POOL tasks) and is offered: its
-// input is copied into a record kept in the pool, and a small task that claims the record is
-// queued parent-first in the putter's group. Whoever comes first takes the record: a local worker
-// running the claiming task runs the task there; the communication thread answering a thief ships
-// it (only queued, never started tasks move). Other puts are the plain taskq's. The putter's join
-// waits for shipped tasks through its frame's remote_pending, which an arriving output decrements.
+// Which tasks migrate: a put finds room in the pool (LOCUS_DIST_POOL tasks) and comes from a task
+// no deeper than the shallowest one already there, and is offered: its input is copied into a
+// record kept in the pool, and a small task that claims the record is queued parent-first in the
+// putter's group. Whoever comes first takes the record: a local worker running the claiming task
+// runs the task there; the communication thread answering a thief ships it (only queued, never
+// started tasks move). Other puts are the plain taskq's. The putter's join waits for shipped
+// tasks through its frame's remote_pending, which an arriving output decrements. Tasks that came
+// from other ranks wait in the same pool, as the shallowest of all, until a waiting thread of
+// this rank runs them or a thief takes them on (their outputs still go straight to their origin).
 //
-// Threads: the pool and the inbox of imported tasks are shared under locks; everything about MPI
-// belongs to the communication thread (comm_thread.hpp).
+// Threads: the pool is shared under a lock; everything about MPI belongs to the communication
+// thread (comm_thread.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -35,23 +39,19 @@
 
 namespace locus::detail {
 
-// A put kept migratable. `state` changes only under the pool's lock.
-struct offered_task {
+// A task kept migratable: a put of this rank (frame set) or a task from another rank (frame null:
+// its output goes back to (origin, handle)). `state` changes only under the pool's lock.
+struct pool_record {
   enum class state { queued, claimed, shipped };
   const taskq_function* fn = nullptr;
   std::uint32_t index = 0;
   std::unique_ptr<std::byte[]> input;
+  std::uint32_t depth = 0;  // the putter's; 0 for a task from another rank
   void* out = nullptr;
   taskq_frame* frame = nullptr;
-  state st = state::queued;
-};
-
-// A task that came from another rank: its output goes back to (origin, handle).
-struct imported_task {
-  std::uint32_t fn = 0;
   int origin = 0;
   std::uint64_t handle = 0;
-  std::unique_ptr<std::byte[]> input;
+  state st = state::queued;
 };
 
 class dist_engine final : public taskq_remote, public comm_client {
@@ -68,14 +68,19 @@ class dist_engine final : public taskq_remote, public comm_client {
   int ranks() const noexcept { return comm_.size(); }
 
   // taskq_remote (workers).
-  bool wants_offer() const noexcept override {
-    return pool_size_.load(std::memory_order_relaxed) < config_.pool;
+  // Only puts no deeper than the shallowest queued record: the pool holds the biggest pieces of
+  // work, and a worker that descends below them puts plainly instead of refilling the pool
+  // with small tasks that it would claim back at once.
+  bool wants_offer(const taskq_frame& f) const noexcept override {
+    return pool_size_.load(std::memory_order_relaxed) < config_.pool &&
+           f.depth <= shallowest_.load(std::memory_order_relaxed);
   }
   void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) override;
   void help() noexcept override;
 
   // comm_client (communication thread).
   bool progress() override;
+  bool awaited() noexcept override { return waited_.exchange(false, std::memory_order_relaxed); }
 
   // The top level. begin_epoch: the calling rank will put nothing more at the top level until
   // the epoch it returns has ended; await_epoch helps until that is so everywhere.
@@ -85,7 +90,10 @@ class dist_engine final : public taskq_remote, public comm_client {
   // Runs one task that came from another rank; returns whether there was one.
   bool run_import() noexcept;
   // This rank found nothing to run: the communication thread may look for work elsewhere.
-  void hungry() noexcept { hungry_.store(true, std::memory_order_relaxed); }
+  void hungry() noexcept {
+    waited_.store(true, std::memory_order_relaxed);
+    if (!hungry_.exchange(true, std::memory_order_relaxed)) comm_.poke();
+  }
   [[noreturn]] void fail(std::exception_ptr error) noexcept;
 
   dist_rank_stats stats() const;
@@ -110,8 +118,15 @@ class dist_engine final : public taskq_remote, public comm_client {
     std::atomic<std::uint64_t> puts_base{0};
   };
 
-  void claim_and_run(const std::shared_ptr<offered_task>& t);
-  void run_imported(imported_task& t) noexcept;
+  static constexpr std::uint32_t no_record = ~std::uint32_t{0};
+
+  // Under pool_lock_.
+  void pool_add(std::shared_ptr<pool_record> r);
+  std::shared_ptr<pool_record> pool_remove(std::deque<std::shared_ptr<pool_record>>::iterator at);
+  void pool_changed() noexcept;
+
+  void claim_and_run(const std::shared_ptr<pool_record>& t);
+  void run_imported(pool_record& t) noexcept;
   void idle() noexcept;
 
   // Communication thread only.
@@ -135,15 +150,17 @@ class dist_engine final : public taskq_remote, public comm_client {
 
   // Shared between workers and the communication thread.
   std::mutex pool_lock_;
-  std::deque<std::shared_ptr<offered_task>> pool_;  // oldest first
+  std::deque<std::shared_ptr<pool_record>> pool_;     // oldest first
+  std::map<std::uint32_t, std::size_t> pool_depths_;  // records in pool_ by depth
+  std::size_t pool_imported_ = 0;                     // records in pool_ from other ranks
   std::atomic<std::size_t> pool_size_{0};
-  std::mutex inbox_lock_;
-  std::deque<imported_task> inbox_;
-  std::atomic<std::size_t> inbox_size_{0};
+  std::atomic<std::uint32_t> shallowest_{no_record};  // the least depth in pool_
+  std::atomic<std::size_t> imported_{0};              // pool_imported_, read without the lock
   std::mutex results_lock_;
   std::vector<result> results_;
   std::atomic<bool> has_results_{false};
   std::atomic<bool> hungry_{false};
+  std::atomic<bool> waited_{false};  // a thread idled since the communication thread last looked
   std::atomic<std::uint64_t> entered_{0};
   std::atomic<std::uint64_t> done_{0};
   std::atomic<bool> stopping_{false};
@@ -156,7 +173,7 @@ class dist_engine final : public taskq_remote, public comm_client {
   bool ready_ = false;
   termination term_;
   std::deque<outgoing> sends_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<offered_task>> shipped_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<pool_record>> shipped_;
   std::uint64_t next_handle_ = 1;
   bool request_out_ = false;
   std::chrono::steady_clock::time_point next_steal_{};

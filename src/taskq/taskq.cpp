@@ -28,6 +28,7 @@ constexpr std::size_t inline_input_bytes = 48;
 struct inline_put {
   const taskq_function* fn;  // in the queue's table, which outlives its tasks
   void* out;
+  std::uint32_t depth;
   alignas(16) std::byte in[inline_input_bytes];
   static void run(void* self) {
     auto* p = static_cast<inline_put*>(self);
@@ -42,7 +43,7 @@ void run_held(taskq_impl& q, std::unique_ptr<held_task> h) {
         auto* t = static_cast<held_task*>(self);
         invoke(t->fn, t->input.get(), t->out);
       },
-      h.get(), h->self.get());
+      h.get(), h->self.get(), h->depth);
 }
 
 }  // namespace
@@ -63,11 +64,12 @@ const taskq_function& taskq_impl::find(task_fn fn, const char* verb) const {
                               ": the function is not registered with this queue");
 }
 
-std::unique_ptr<held_task> taskq_impl::make_held(const taskq_function& fn, const void* in,
-                                                 void* out) const {
+std::unique_ptr<held_task> taskq_impl::make_held(const taskq_frame& f, const taskq_function& fn,
+                                                 const void* in, void* out) const {
   auto h = std::make_unique<held_task>();
   h->fn = fn;
   h->out = out;
+  h->depth = f.depth + 1;
   if (fn.in_size != 0) {
     h->input = std::make_unique_for_overwrite<std::byte[]>(fn.in_size);
     std::memcpy(h->input.get(), in, fn.in_size);
@@ -119,8 +121,9 @@ void taskq_impl::join(taskq_frame& f, std::exception_ptr& error) noexcept {
   f.put_any = false;
 }
 
-void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self) {
-  taskq_frame f(q);
+void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
+               std::uint32_t depth) {
+  taskq_frame f(q, depth);
   set_current_taskq_frame(&f);
   std::exception_ptr error;
   try {
@@ -152,7 +155,9 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   frame_ = &frame;
   frame.put_any = true;
   q.live.put(detail::this_thread_live_slot());
-  group_ = frame.fences || (q.remote != nullptr && q.remote->wants_offer()) ? nullptr : &frame.tg;
+  depth_ = frame.depth + 1;
+  group_ =
+      frame.fences || (q.remote != nullptr && q.remote->wants_offer(frame)) ? nullptr : &frame.tg;
 }
 
 taskq_put_site::~taskq_put_site() {
@@ -165,7 +170,7 @@ void taskq_put_site::defer(const void* in, void* out) {
     q_.remote->offer(frame, q_.find(fn_, "put"), in, out);
     return;
   }
-  frame.fences->epochs.back().push_back(q_.make_held(q_.find(fn_, "put"), in, out));
+  frame.fences->epochs.back().push_back(q_.make_held(frame, q_.find(fn_, "put"), in, out));
 }
 
 }  // namespace locus::detail
@@ -205,21 +210,22 @@ void taskq::put(task_fn fn, const void* in, void* out) {
   frame.put_any = true;
   q.live.put(detail::this_thread_live_slot());
   if (frame.fences) {
-    frame.fences->epochs.back().push_back(q.make_held(f, in, out));
+    frame.fences->epochs.back().push_back(q.make_held(frame, f, in, out));
     return;
   }
-  if (q.remote != nullptr && q.remote->wants_offer()) {
+  if (q.remote != nullptr && q.remote->wants_offer(frame)) {
     q.remote->offer(frame, f, in, out);
     set_current_taskq_frame(current);
     return;
   }
   if (f.in_size <= detail::inline_input_bytes) {
-    detail::inline_put p{&f, out, {}};
+    detail::inline_put p{&f, out, frame.depth + 1, {}};
     if (f.in_size != 0) std::memcpy(p.in, in, f.in_size);
-    frame.tg.run(
-        [p, &q]() mutable { detail::taskq_run(q, &detail::inline_put::run, &p, nullptr); });
+    frame.tg.run([p, &q]() mutable {
+      detail::taskq_run(q, &detail::inline_put::run, &p, nullptr, p.depth);
+    });
   } else {
-    auto h = q.make_held(f, in, out);
+    auto h = q.make_held(frame, f, in, out);
     frame.tg.run([h = std::move(h), &q]() mutable { detail::run_held(q, std::move(h)); });
   }
   set_current_taskq_frame(current);
@@ -230,7 +236,7 @@ taskq::dep taskq::put_after(std::span<const dep> after, task_fn fn, const void* 
   const taskq_function& f = q.find(fn, "put_after");
   taskq_frame* current = current_taskq_frame();
   taskq_frame& frame = q.frame_of(current);
-  auto h = q.make_held(f, in, out);
+  auto h = q.make_held(frame, f, in, out);
   h->self = std::make_shared<detail::taskq_node>();
   dep d;
   d.node_ = h->self;

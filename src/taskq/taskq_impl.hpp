@@ -30,6 +30,7 @@ struct held_task {
   taskq_function fn;
   std::unique_ptr<std::byte[]> input;
   void* out = nullptr;
+  std::uint32_t depth = 0;             // of the task's own frame
   std::vector<taskq::dep> after;       // put_after's predecessors, while a fence holds it
   std::shared_ptr<taskq_node> self;    // for tasks that others may depend on
   std::atomic<int> waiting{0};         // unfinished predecessors
@@ -52,8 +53,11 @@ struct fence_state {
 
 // One task of a queue (or its top level): the group its puts join, and its fences.
 struct taskq_frame {
-  explicit taskq_frame(taskq_impl& queue) noexcept : q(queue) {}
+  taskq_frame(taskq_impl& queue, std::uint32_t nesting) noexcept : q(queue), depth(nesting) {}
   taskq_impl& q;
+  // 0 for the top level, 1 + the putter's depth for a task: how a distributed queue tells big
+  // pieces of work from small.
+  const std::uint32_t depth;
   task_group tg;
   bool put_any = false;  // since the last join: a fence with nothing before it is a no-op
   std::unique_ptr<fence_state> fences;
@@ -69,8 +73,9 @@ struct taskq_frame {
 class taskq_remote {
  public:
   virtual ~taskq_remote() = default;
-  // Whether the next plain put should be offered (asked on every put: must be cheap).
-  virtual bool wants_offer() const noexcept = 0;
+  // Whether the next plain put from frame f should be offered (asked on every put: must be
+  // cheap).
+  virtual bool wants_offer(const taskq_frame& f) const noexcept = 0;
   // Takes the put (already counted live); copies `in` before returning.
   virtual void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) = 0;
   // Runs one task that came from another process, or idles briefly when there is none.
@@ -127,7 +132,9 @@ class taskq_impl {
     return current != nullptr && &current->q == this ? *current : top;
   }
 
-  std::unique_ptr<held_task> make_held(const taskq_function& fn, const void* in, void* out) const;
+  // A task put by frame f.
+  std::unique_ptr<held_task> make_held(const taskq_frame& f, const taskq_function& fn,
+                                       const void* in, void* out) const;
   // Starts h in f once its predecessors (`after`) have ended: now, or from the wait lists.
   void submit(taskq_frame& f, std::unique_ptr<held_task> h, std::span<const taskq::dep> after);
   // Ends node n: marks it, and releases (or, when it failed, cancels) the tasks waiting for it,
@@ -138,7 +145,7 @@ class taskq_impl {
   void join(taskq_frame& f, std::exception_ptr& error) noexcept;
 
   const std::vector<taskq_function> functions;
-  taskq_frame top{*this};
+  taskq_frame top{*this, 0};
   live_count live;                 // put and not yet ended, held ones included
   taskq_remote* remote = nullptr;  // set by a distributed queue with more than one process
 
