@@ -32,7 +32,7 @@
 //
 // Configuration (environment): LOCUS_DIST_STEAL (half: a thief takes half of the victim's
 // migratable tasks, the default; one; or a count), LOCUS_DIST_POOL (how many queued tasks per rank
-// are kept migratable, default 32). docs/distributed.md describes the protocol.
+// are kept migratable at most, default 4096). docs/distributed.md describes the protocol.
 #pragma once
 
 #include <cstdint>
