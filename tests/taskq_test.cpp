@@ -14,6 +14,7 @@
 #include "locus/locus.hpp"
 #include "locus/taskq.hpp"
 #include "sched/policy.hpp"
+#include "taskq/taskq_impl.hpp"
 #include "test_policies.hpp"
 
 namespace {
@@ -440,6 +441,37 @@ std::vector<std::string> schedulers() {
   return names;
 }
 
+// ---- task depth (what a distributed queue's pool keeps: src/dist) ---------------------------
+
+// Tasks that ran, and those whose frame's depth was not level (1 + the putter's).
+std::atomic<int> depth_probes{0};
+std::atomic<int> depth_mismatches{0};
+
+void depth_probe_raw(void* in, void* out);
+
+void depth_probe(const int& level, int& out) {
+  const locus::detail::taskq_frame* f = locus::detail::current_taskq_frame();
+  if (f == nullptr || f->depth != static_cast<std::uint32_t>(level)) ++depth_mismatches;
+  ++depth_probes;
+  out = level;
+  if (level == 4) return;
+  int next = level + 1;
+  int typed = 0, raw = 0, fenced = 0, after = 0;
+  q->put(depth_probe, next, typed);
+  q->put(depth_probe_raw, &next, &raw);
+  const locus::taskq::dep d = q->put_after({}, depth_probe_raw, &next, &after);
+  q->fence();  // held back until the puts before it have ended
+  q->put(depth_probe, next, fenced);
+  q->wait();
+  if (!d.done() || typed != next || raw != next || fenced != next || after != next) {
+    ++depth_mismatches;
+  }
+}
+
+void depth_probe_raw(void* in, void* out) {
+  depth_probe(*static_cast<const int*>(in), *static_cast<int*>(out));
+}
+
 class TaskqSched : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TaskqSched, FibMatchesSerial) {
@@ -494,6 +526,25 @@ TEST_P(TaskqSched, NestedWaitsDoNotHang) {
 TEST_P(TaskqSched, ProgressLoopDrainsTheQueue) {
   locus::runtime rt{opts(GetParam(), 2)};
   check_progress_loop(rt);
+}
+
+// Every kind of put (typed, untyped, put_after, fenced) gives its task the depth of the putter
+// plus one, whichever worker runs it (help-first: mostly not the putter's).
+TEST_P(TaskqSched, TaskDepthIsItsPuttersPlusOne) {
+  locus::runtime rt{opts(GetParam(), 2)};
+  locus::taskq queue{locus::task_function(depth_probe),
+                     locus::task_function(depth_probe_raw, sizeof(int), sizeof(int))};
+  queue_scope scope(queue);
+  depth_probes = 0;
+  depth_mismatches = 0;
+  int root = 0;
+  rt.exec([&] {
+    queue.put(depth_probe, 1, root);  // the top level has depth 0
+    queue.wait();
+  });
+  EXPECT_EQ(root, 1);
+  EXPECT_EQ(depth_probes.load(), 1 + 4 + 16 + 64);
+  EXPECT_EQ(depth_mismatches.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Taskq, TaskqSched, ::testing::ValuesIn(schedulers()),
