@@ -64,44 +64,40 @@ TEST_P(Seat, ASeatedRootsWorkSpreadsToTheOtherWorkers) {
   locus::runtime rt{locus::options{.sched = GetParam(), .workers = 2}};
   wait_for_free_seat(rt);
   const std::thread::id caller = std::this_thread::get_id();
-  // The root spawns 50 us tasks until one has run on worker 1 (bounded, so that a worker 1 that
-  // never gets any fails below instead of hanging): how soon a sleeping worker wakes and finds
-  // work depends on the host (ThreadSanitizer, a busy machine), so no fixed amount of work does.
-  constexpr std::size_t most = std::size_t{1} << 16;
-  std::vector<int> ran_on(most, -2);
-  std::vector<char> on_caller(most, 0);
-  std::atomic<bool> worker1_ran{false};
-  std::size_t spawned = 0;
+  constexpr int n = 256;
+  std::atomic<int> by_caller{0}, by_worker1{0}, off_seat{0}, strays{0};
+  std::atomic<long> sum{0};
+  long rounds = 0;
+  // Rounds of 256 x 50 us until both the caller and worker 1 have run an iteration (bounded, so
+  // that a worker 1 that never gets any fails below instead of hanging): how soon a sleeping
+  // worker wakes and finds work depends on the host (sanitizers, a busy machine), so no fixed
+  // amount of work does.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   const std::thread::id root_thread = rt.exec([&] {
-    // Where the root starts: after the loop it continues wherever the loop's last part ended.
+    // Where the root starts: after a loop it continues wherever the loop's last part ended.
     const std::thread::id start = std::this_thread::get_id();
-    locus::task_group tg;
-    while (!worker1_ran && spawned < most && std::chrono::steady_clock::now() < give_up) {
-      const std::size_t k = spawned++;
-      tg.run([&, k] {
+    do {
+      ++rounds;
+      locus::parallel_for(0, n, [&](int i) {
         spin_for(std::chrono::microseconds(50));
-        ran_on[k] = locus::this_worker();
-        on_caller[k] = std::this_thread::get_id() == caller;
-        if (ran_on[k] == 1) worker1_ran = true;
+        const int w = locus::this_worker();
+        const bool here = std::this_thread::get_id() == caller;
+        if (w != 0 && w != 1) ++strays;
+        // Worker 0's work runs on the caller's thread, never on the seat's own (sleeping) one.
+        if (w == 0 && !here) ++off_seat;
+        by_caller += here ? 1 : 0;
+        by_worker1 += w == 1 ? 1 : 0;
+        sum += i;
       });
-    }
-    tg.wait();
+    } while ((by_caller == 0 || by_worker1 == 0) && std::chrono::steady_clock::now() < give_up);
     return start;
   });
   EXPECT_EQ(root_thread, caller) << "the root started on the calling thread";
-  int by_caller = 0, by_worker1 = 0;
-  for (std::size_t k = 0; k < spawned; ++k) {
-    ASSERT_TRUE(ran_on[k] == 0 || ran_on[k] == 1) << "task " << k << " ran on " << ran_on[k];
-    // Worker 0's work ran on the caller's thread, never on the seat's own (sleeping) one.
-    if (ran_on[k] == 0) {
-      EXPECT_TRUE(on_caller[k]) << "task " << k;
-    }
-    by_caller += on_caller[k];
-    by_worker1 += ran_on[k] == 1;
-  }
-  EXPECT_GT(by_caller, 0);
-  EXPECT_GT(by_worker1, 0) << "no work of the seated caller's root reached worker 1";
+  EXPECT_EQ(sum.load(), rounds * n * (n - 1) / 2);
+  EXPECT_EQ(strays.load(), 0) << "an iteration ran on neither worker";
+  EXPECT_EQ(off_seat.load(), 0) << "worker 0's work ran on the seat's own thread";
+  EXPECT_GT(by_caller.load(), 0);
+  EXPECT_GT(by_worker1.load(), 0) << "no work of the seated caller's root reached worker 1";
 }
 
 TEST_P(Seat, ASeatedRootsExceptionReachesTheCallerAndTheSeatIsFreeAgain) {
