@@ -31,6 +31,7 @@ std::string dist_stats_json(locus::dist_taskq& q) {
     o.num("rank", static_cast<std::int64_t>(s.rank))
         .num("tasks", n(s.tasks))
         .num("steals_sent", n(s.steals_sent))
+        .num("steals_sent_node", n(s.steals_sent_node))
         .num("steals_served", n(s.steals_served))
         .num("steals_refused", n(s.steals_refused))
         .num("tasks_sent", n(s.tasks_sent))

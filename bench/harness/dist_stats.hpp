@@ -16,8 +16,8 @@ int launcher_rank();
 
 #if LOCUS_BENCH_MPI
 // Collective: every rank's counters since q.reset_stats() as a JSON array on rank 0 (one object
-// per rank: rank, tasks, steals_sent, steals_served, steals_refused, tasks_sent, tasks_received,
-// bytes_sent, bytes_received, idle_s), empty on the others.
+// per rank: rank, tasks, steals_sent, steals_sent_node, steals_served, steals_refused, tasks_sent,
+// tasks_received, bytes_sent, bytes_received, idle_s), empty on the others.
 std::string dist_stats_json(locus::dist_taskq& q);
 #endif
 

@@ -32,7 +32,8 @@
 //
 // Configuration (environment): LOCUS_DIST_STEAL (half: a thief takes half of the victim's
 // migratable tasks, the default; one; or a count), LOCUS_DIST_POOL (how many queued tasks per rank
-// are kept migratable at most, default 4096). docs/distributed.md describes the protocol.
+// are kept migratable at most, default 4096), LOCUS_DIST_NODE_SIZE (ranks per node to assume
+// instead of the processor names MPI reports). docs/distributed.md describes the protocol.
 #pragma once
 
 #include <cstdint>
@@ -53,15 +54,16 @@ class dist_engine;
 // One rank's counters since the queue was created (or reset_stats).
 struct dist_rank_stats {
   int rank = 0;
-  std::uint64_t tasks = 0;           // tasks run on this rank
-  std::uint64_t steals_sent = 0;     // steal requests this rank sent
-  std::uint64_t steals_served = 0;   // requests it answered with tasks
-  std::uint64_t steals_refused = 0;  // requests it answered with none
-  std::uint64_t tasks_sent = 0;      // tasks that left this rank
-  std::uint64_t tasks_received = 0;  // tasks that came to it
-  std::uint64_t bytes_sent = 0;      // task and output bytes sent
-  std::uint64_t bytes_received = 0;  // task and output bytes received
-  double idle_seconds = 0;           // time its waits found nothing to run
+  std::uint64_t tasks = 0;             // tasks run on this rank
+  std::uint64_t steals_sent = 0;       // steal requests this rank sent
+  std::uint64_t steals_sent_node = 0;  // of them, to ranks on its own node
+  std::uint64_t steals_served = 0;     // requests it answered with tasks
+  std::uint64_t steals_refused = 0;    // requests it answered with none
+  std::uint64_t tasks_sent = 0;        // tasks that left this rank
+  std::uint64_t tasks_received = 0;    // tasks that came to it
+  std::uint64_t bytes_sent = 0;        // task and output bytes sent
+  std::uint64_t bytes_received = 0;    // task and output bytes received
+  double idle_seconds = 0;             // time its waits found nothing to run
 };
 
 class dist_taskq {

@@ -26,6 +26,10 @@ dist_config dist_config::from_environment() {
   if (const char* s = std::getenv("LOCUS_DIST_POOL"); s != nullptr && *s != '\0') {
     c.pool = static_cast<std::size_t>(config::parse_int_in("LOCUS_DIST_POOL", s, 1, most_tasks));
   }
+  if (const char* s = std::getenv("LOCUS_DIST_NODE_SIZE"); s != nullptr && *s != '\0') {
+    c.node_size =
+        static_cast<std::size_t>(config::parse_int_in("LOCUS_DIST_NODE_SIZE", s, 1, most_tasks));
+  }
   if (const char* s = std::getenv("LOCUS_DIST_DELAY_US"); s != nullptr && *s != '\0') {
     c.delay_us = static_cast<unsigned>(config::parse_int_in("LOCUS_DIST_DELAY_US", s, 0, 1000000));
   }

@@ -1,10 +1,13 @@
 #include "dist/dist_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -45,7 +48,7 @@ std::string describe(std::exception_ptr error) {
   }
 }
 
-constexpr std::size_t stat_fields = 10;
+constexpr std::size_t stat_fields = 11;
 
 }  // namespace
 
@@ -57,7 +60,13 @@ dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& co
       rng_(static_cast<std::minstd_rand::result_type>(comm.rank()) * 7919u + 17u) {
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
   comm_.call([this] {
-    MPI_Comm_idup(MPI_COMM_WORLD, &comm_world_, &setup_);
+    MPI_Comm_idup(MPI_COMM_WORLD, &comm_world_, &setup_[0]);
+    // On MPI_COMM_WORLD, whose collectives every rank posts in this same order (queues are made
+    // collectively): this queue's communicator is not usable before its idup completes.
+    node_key_ = node_key();
+    node_keys_.assign(static_cast<std::size_t>(comm_.size()), 0);
+    MPI_Iallgather(&node_key_, 1, MPI_UINT64_T, node_keys_.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD,
+                   &setup_[1]);
     comm_.add(this);
   });
 }
@@ -227,8 +236,12 @@ void dist_engine::send(int to, int tag, std::vector<std::byte> bytes) {
 bool dist_engine::progress() {
   if (!ready_) {
     int done = 0;
-    MPI_Test(&setup_, &done, MPI_STATUS_IGNORE);
+    MPI_Testall(static_cast<int>(setup_.size()), setup_.data(), &done, MPI_STATUSES_IGNORE);
     if (done == 0) return false;
+    for (int r = 0; r < comm_.size(); ++r) {
+      if (r == comm_.rank()) continue;
+      (node_keys_[static_cast<std::size_t>(r)] == node_key_ ? near_ : far_).push_back(r);
+    }
     ready_ = true;
   }
   bool busy = receive();
@@ -354,6 +367,7 @@ void dist_engine::serve_steal(int thief) {
 void dist_engine::take_tasks(const std::vector<std::byte>& msg) {
   request_out_ = false;
   const std::vector<wire::task> tasks = wire::read_batch(msg);
+  near_misses_ = tasks.empty() && request_near_ ? near_misses_ + 1 : 0;
   if (tasks.empty()) {
     backoff_ = backoff_.count() == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);
     next_steal_ = clock::now() + backoff_;
@@ -434,16 +448,27 @@ bool dist_engine::complete_sends() {
   return any;
 }
 
+std::uint64_t dist_engine::node_key() const {
+  if (config_.node_size != 0) return static_cast<std::uint64_t>(comm_.rank()) / config_.node_size;
+  std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
+  int length = 0;
+  MPI_Get_processor_name(name.data(), &length);
+  return std::hash<std::string_view>{}(
+      std::string_view(name.data(), static_cast<std::size_t>(length)));
+}
+
 bool dist_engine::try_steal() {
   if (request_out_ || stopping_.load(std::memory_order_relaxed)) return false;
   if (imported_.load(std::memory_order_relaxed) != 0) return false;
   if (clock::now() < next_steal_) return false;
   if (!hungry_.exchange(false, std::memory_order_relaxed)) return false;
-  std::uniform_int_distribution<int> pick(0, comm_.size() - 2);
-  int victim = pick(rng_);
-  if (victim >= comm_.rank()) ++victim;
+  request_near_ = !near_.empty() && (far_.empty() || near_misses_ < near_.size());
+  const std::vector<int>& from = request_near_ ? near_ : far_;
+  std::uniform_int_distribution<std::size_t> pick(0, from.size() - 1);
+  const int victim = from[pick(rng_)];
   request_out_ = true;
   stats_.steals_sent.fetch_add(1, std::memory_order_relaxed);
+  if (request_near_) stats_.steals_sent_node.fetch_add(1, std::memory_order_relaxed);
   send(victim, wire::steal_request, std::vector<std::byte>(1));
   return true;
 }
@@ -496,6 +521,7 @@ dist_rank_stats dist_engine::stats() const {
   dist_rank_stats s;
   s.rank = comm_.rank();
   s.steals_sent = stats_.steals_sent.load(std::memory_order_relaxed);
+  s.steals_sent_node = stats_.steals_sent_node.load(std::memory_order_relaxed);
   s.steals_served = stats_.steals_served.load(std::memory_order_relaxed);
   s.steals_refused = stats_.steals_refused.load(std::memory_order_relaxed);
   s.tasks_sent = stats_.tasks_sent.load(std::memory_order_relaxed);
@@ -511,9 +537,9 @@ dist_rank_stats dist_engine::stats() const {
 }
 
 void dist_engine::reset_stats() {
-  for (auto* c :
-       {&stats_.steals_sent, &stats_.steals_served, &stats_.steals_refused, &stats_.tasks_sent,
-        &stats_.tasks_received, &stats_.bytes_sent, &stats_.bytes_received, &stats_.idle_ns}) {
+  for (auto* c : {&stats_.steals_sent, &stats_.steals_sent_node, &stats_.steals_served,
+                  &stats_.steals_refused, &stats_.tasks_sent, &stats_.tasks_received,
+                  &stats_.bytes_sent, &stats_.bytes_received, &stats_.idle_ns}) {
     c->store(0, std::memory_order_relaxed);
   }
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
@@ -533,7 +559,8 @@ std::vector<dist_rank_stats> dist_engine::gather_stats() {
                     mine.tasks_received,
                     mine.bytes_sent,
                     mine.bytes_received,
-                    stats_.idle_ns.load(std::memory_order_relaxed)};
+                    stats_.idle_ns.load(std::memory_order_relaxed),
+                    mine.steals_sent_node};
     gather_recv_.assign(
         comm_.rank() == 0 ? stat_fields * static_cast<std::size_t>(comm_.size()) : 0, 0);
     MPI_Igather(gather_send_.data(), static_cast<int>(stat_fields), MPI_UINT64_T,
@@ -555,6 +582,7 @@ std::vector<dist_rank_stats> dist_engine::gather_stats() {
     s.bytes_sent = v[7];
     s.bytes_received = v[8];
     s.idle_seconds = static_cast<double>(v[9]) * 1e-9;
+    s.steals_sent_node = v[10];
     all.push_back(s);
   }
   return all;

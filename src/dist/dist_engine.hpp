@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -111,7 +112,8 @@ class dist_engine final : public taskq_remote, public comm_client {
     std::vector<std::byte> bytes;
   };
   struct counters {
-    std::atomic<std::uint64_t> steals_sent{0}, steals_served{0}, steals_refused{0};
+    std::atomic<std::uint64_t> steals_sent{0}, steals_sent_node{0}, steals_served{0},
+        steals_refused{0};
     std::atomic<std::uint64_t> tasks_sent{0}, tasks_received{0};
     std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
     std::atomic<std::uint64_t> idle_ns{0};
@@ -139,6 +141,7 @@ class dist_engine final : public taskq_remote, public comm_client {
   bool receive();
   bool send_results();
   bool complete_sends();
+  std::uint64_t node_key() const;  // equal for ranks on one node
   bool try_steal();
   bool detect_termination();
   bool teardown();
@@ -169,8 +172,16 @@ class dist_engine final : public taskq_remote, public comm_client {
 
   // Communication thread only.
   MPI_Comm comm_world_ = MPI_COMM_NULL;  // this queue's duplicate of MPI_COMM_WORLD
-  MPI_Request setup_ = MPI_REQUEST_NULL;
+  // Setup: this queue's communicator, and every rank's node (a key per rank).
+  std::array<MPI_Request, 2> setup_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   bool ready_ = false;
+  std::uint64_t node_key_ = 0;
+  std::vector<std::uint64_t> node_keys_;
+  // Victims, HotSLAW's HVS one level up: ranks on this node first; after as many empty answers
+  // in a row as they are, one request to a rank of another node.
+  std::vector<int> near_, far_;
+  std::size_t near_misses_ = 0;
+  bool request_near_ = false;
   termination term_;
   std::deque<outgoing> sends_;
   std::unordered_map<std::uint64_t, std::shared_ptr<pool_record>> shipped_;

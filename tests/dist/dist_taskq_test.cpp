@@ -108,7 +108,8 @@ TEST(DistConfig, MalformedSettingsAreRejectedNamingTheVariable) {
   const std::pair<const char*, const char*> bad[] = {{"LOCUS_DIST_STEAL", "some"},
                                                      {"LOCUS_DIST_STEAL", "0"},
                                                      {"LOCUS_DIST_POOL", "x"},
-                                                     {"LOCUS_DIST_DELAY_US", "-1"}};
+                                                     {"LOCUS_DIST_DELAY_US", "-1"},
+                                                     {"LOCUS_DIST_NODE_SIZE", "0"}};
   for (const auto& [name, value] : bad) {
     const locus_test::saved_env env(name, value);
     try {
@@ -217,6 +218,53 @@ TEST(DistSpread, EveryRankRunsTasksPutOnRankZero) {
     }
   }
   EXPECT_EQ(tasks, static_cast<std::uint64_t>(n));
+}
+
+// ---- victims by node (HVS one level up) -----------------------------------------------------
+
+// The counters of a run of nap tasks put on rank 0, on rank 0 (empty elsewhere).
+std::vector<locus::dist_rank_stats> nap_run(int n) {
+  locus::dist_taskq queue{locus::task_function(nap_task)};
+  q = &queue;
+  std::vector<int> ran_on(static_cast<std::size_t>(n), -1);
+  locus::root_exec([&] {
+    if (queue.rank() == 0) {
+      for (auto& r : ran_on) queue.put(nap_task, 3, r);
+    }
+    queue.wait();
+  });
+  if (queue.rank() == 0) {
+    for (int r : ran_on) EXPECT_GE(r, 0) << "an output did not come back";
+  }
+  return queue.gather_stats();
+}
+
+// With LOCUS_DIST_NODE_SIZE=2 ranks {0, 1}, {2, 3} share nodes: a rank asks its node first (its
+// first request, and every request until as many as its node has other ranks came back empty),
+// so every rank that stole asked its node at least once; with 1 (a node per rank) no request
+// stays on a node; without the setting all ranks of this machine share one node.
+TEST(DistNodes, AThiefAsksItsOwnNodeFirst) {
+  for (const char* size : {"2", "1", ""}) {
+    const locus_test::saved_env env("LOCUS_DIST_NODE_SIZE", size);
+    const std::vector<locus::dist_rank_stats> all = nap_run(48);
+    if (all.size() < 2) continue;  // not rank 0, or one rank
+    const bool pairs = std::string(size) == "2";
+    const bool one_node = *size == '\0' || (pairs && all.size() == 2);
+    for (const auto& s : all) {
+      if (s.steals_sent == 0) continue;
+      if (one_node) {
+        EXPECT_EQ(s.steals_sent_node, s.steals_sent) << "size '" << size << "' rank " << s.rank;
+      } else if (pairs) {
+        EXPECT_GE(s.steals_sent_node, 1u) << "rank " << s.rank;
+        EXPECT_LE(s.steals_sent_node, s.steals_sent) << "rank " << s.rank;
+      } else {
+        EXPECT_EQ(s.steals_sent_node, 0u) << "rank " << s.rank;
+      }
+    }
+    std::uint64_t tasks = 0;
+    for (const auto& s : all) tasks += s.tasks;
+    EXPECT_EQ(tasks, 48u) << "size '" << size << "'";
+  }
 }
 
 // ---- inputs and outputs far larger than any eager message ----------------------------------
