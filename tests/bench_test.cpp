@@ -684,6 +684,70 @@ TEST(BenchOutput, EachRoundStartsOneConfigurationLater) {
   EXPECT_EQ(order, expected);
 }
 
+// Records, per run, whether run() itself and each of its steps ran on a locus worker.
+class stepped_instance final : public instance {
+ public:
+  struct seen {
+    int run_worker;
+    std::vector<int> step_workers;
+  };
+  explicit stepped_instance(std::vector<seen>& runs) : runs_(runs) {}
+  void run(const run_context& ctx) override {
+    seen s{locus::this_worker(), {}};
+    for (int t = 0; t < 3; ++t) ctx.step([&] { s.step_workers.push_back(locus::this_worker()); });
+    runs_.push_back(s);
+  }
+  verdict verify() const override { return {true, "ok", ""}; }
+
+ private:
+  std::vector<seen>& runs_;
+};
+
+// --exec step: run() on the harness thread, outside the runtime, and each step inside it (one
+// exec per step); without it, run() and its steps inside one exec. "exec":"step" in the JSON.
+TEST(BenchOutput, ExecStepEntersTheRegionOncePerStep) {
+  static std::vector<stepped_instance::seen> runs;
+  benchmark b;
+  b.name = "stepped";
+  b.impls = {impl::serial, impl::locus};
+  b.steps = true;
+  b.prepare = [](param_values&) -> std::unique_ptr<instance> {
+    return std::make_unique<stepped_instance>(runs);
+  };
+  for (const bool per_step : {false, true}) {
+    runs.clear();
+    run_plan p;
+    p.reps = 2;
+    p.warmup = 0;
+    p.json = true;
+    p.exec_step = per_step;
+    p.benches.push_back({&b, {}, {{impl::locus, "ws", 2, {}}}});
+    std::ostringstream out, log;
+    ASSERT_EQ(execute(p, out, log), 0) << log.str();
+    ASSERT_EQ(runs.size(), 2u);
+    for (const auto& r : runs) {
+      EXPECT_EQ(r.run_worker >= 0, !per_step) << "per_step " << per_step;
+      ASSERT_EQ(r.step_workers.size(), 3u);
+      for (const int w : r.step_workers) EXPECT_GE(w, 0) << "a step ran outside the runtime";
+    }
+    EXPECT_EQ(out.str().find(R"("exec":"step")") != std::string::npos, per_step) << out.str();
+  }
+}
+
+TEST(BenchCli, ExecStepNeedsTimeSteps) {
+  const registry& reg = registry::get();
+  const run_plan p = make_plan(parse_command_line({"run", "heat2d", "--exec", "step"}), reg, 2);
+  EXPECT_TRUE(p.exec_step);
+  EXPECT_USAGE_ERROR(make_plan(parse_command_line({"run", "fib", "--exec", "step"}), reg, 2),
+                     "--exec step: fib has no time steps", "heat2d");
+  EXPECT_USAGE_ERROR(parse_command_line({"run", "heat2d", "--exec", "twice"}), "--exec",
+                     "once or step");
+  // all: only the benchmarks with time steps.
+  const run_plan all = make_plan(parse_command_line({"run", "all", "--exec", "step"}), reg, 2);
+  ASSERT_FALSE(all.benches.empty());
+  for (const auto& bp : all.benches) EXPECT_TRUE(bp.bench->steps) << bp.bench->name;
+}
+
 TEST(BenchOutput, TableHasRatioToSerial) {
   config_result s;
   s.bench = "fib";

@@ -166,19 +166,19 @@ class heat2d_instance final : public instance {
       const problem p{&buf_[t % 2], &buf_[(t + 1) % 2], leaf_};
       switch (ctx.which) {
         case impl::serial:
-          step_serial(p, all);
+          ctx.step([&] { step_serial(p, all); });
           locus::locality::next_iteration();
           break;
         case impl::locus:
-          step_locus(p, all);
+          ctx.step([&] { step_locus(p, all); });
           locus::locality::next_iteration();
           break;
 #if LOCUS_BENCH_PEERS
         case impl::tbb:
-          step_tbb(p, all);
+          ctx.step([&] { step_tbb(p, all); });
           break;
         case impl::omp:
-          step_omp(&p, all);
+          ctx.step([&] { step_omp(&p, all); });
           break;
 #endif
         default:
@@ -233,6 +233,7 @@ benchmark make_heat2d_benchmark() {
                           std::int64_t{1} << 62),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.steps = true;
   b.check = check_heat2d;
   b.unit = "cell update";
   b.work_units = [](const param_values& p) {

@@ -122,6 +122,18 @@ struct run_context {
   // benchmarks that hint places split their top level by place only when there are several, so
   // that the serial elision and a one-place run have the same task tree.
   int places = 1;
+  // --exec step: the harness calls run() outside the implementation's parallel region and this
+  // enters the region once per time step (a locus exec, a oneTBB arena execute, an OpenMP
+  // parallel region), as a serial time loop of the user's would; empty otherwise. Benchmarks
+  // with `steps` run each step through step().
+  std::function<void(const std::function<void()>&)> each_step{};
+  void step(const std::function<void()>& f) const {
+    if (each_step) {
+      each_step(f);
+    } else {
+      f();
+    }
+  }
 };
 
 struct verdict {
@@ -164,6 +176,8 @@ struct benchmark {
   // Also supported, but run only when --impl names them: what a run without --impl (the main
   // job's) compares stays the same.
   std::vector<impl> on_request;
+  // Its run() is a loop of time steps, each through run_context::step (--exec step).
+  bool steps = false;
   // Optional: rejects combinations of individually valid values (throwing usage_error). Called
   // when the command line is planned, before anything runs, so it must be cheap.
   std::function<void(const param_values& params)> check;

@@ -109,7 +109,7 @@ void set_param(bench_plan& bp, const std::string& flag, const std::string& key,
 
 constexpr std::string_view run_flags =
     "--size, --set, --sweep, --impl, --sched, --workers, --contend, --reps, --warmup, --json, "
-    "--pmu, --locality, --workspan";
+    "--pmu, --locality, --workspan, --exec";
 
 }  // namespace
 
@@ -208,9 +208,9 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       o.workspan = true;
       continue;
     }
-    static const std::vector<std::string> valued{"--size",    "--set",   "--sweep",
-                                                 "--impl",    "--sched", "--workers",
-                                                 "--contend", "--reps",  "--warmup"};
+    static const std::vector<std::string> valued{"--size",   "--set",     "--sweep",   "--impl",
+                                                 "--sched",  "--workers", "--contend", "--reps",
+                                                 "--warmup", "--exec"};
     if (std::find(valued.begin(), valued.end(), flag) == valued.end()) {
       throw usage_error("run: unknown option '" + flag + "'; accepted: " + std::string(run_flags));
     }
@@ -280,6 +280,11 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
       for (const auto& load : split(value, ',')) {
         append_unique(o.loads, parse_contention(load, available_cpus()));
       }
+    } else if (flag == "--exec") {
+      if (value != "once" && value != "step") {
+        throw usage_error("--exec: invalid value '" + value + "': expected once or step");
+      }
+      o.exec_step = value == "step";
     } else if (flag == "--reps") {
       if (seen_reps) throw usage_error("--reps given more than once");
       seen_reps = true;
@@ -313,6 +318,7 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
   plan.pmu = opts.pmu;
   plan.locality = opts.locality;
   plan.workspan = opts.workspan;
+  plan.exec_step = opts.exec_step;
 
   // Benchmarks.
   bool explicit_names = true;
@@ -329,6 +335,23 @@ run_plan make_plan(const cli_options& opts, const registry& reg, int default_wor
                         " (or all)");
     }
     append_unique(selected, b);
+  }
+  if (opts.exec_step) {
+    // With all, the benchmarks that have time steps; a named one without is an error.
+    std::string with_steps;
+    for (const auto& b : reg.all()) {
+      if (b.steps) with_steps += (with_steps.empty() ? "" : ", ") + b.name;
+    }
+    std::vector<const benchmark*> stepped;
+    for (const benchmark* b : selected) {
+      if (b->steps) {
+        stepped.push_back(b);
+      } else if (explicit_names) {
+        throw usage_error("--exec step: " + b->name + " has no time steps; benchmarks with time " +
+                          "steps: " + with_steps);
+      }
+    }
+    selected = std::move(stepped);
   }
 
   for (const benchmark* b : selected) {
@@ -439,6 +462,10 @@ std::string usage() {
        "                              pinned to the last N CPUs, always busy, or N:BUSY/IDLE\n"
        "                              in bursts (microseconds busy, then asleep); started\n"
        "                              before each run and ended after it, untimed\n"
+       "  --exec once|step            once (the default): each repetition runs inside one\n"
+       "                              parallel region (a locus exec, ...); step: a serial\n"
+       "                              loop on this thread enters one per time step, as a\n"
+       "                              user's time loop would (benchmarks with time steps)\n"
        "  --reps R                    timed repetitions (default: small 3, medium 7, large 5)\n"
        "  --warmup W                  untimed repetitions before them (default 1)\n"
        "  --json                      one JSON object per configuration on stdout\n"

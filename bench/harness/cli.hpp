@@ -29,9 +29,10 @@ struct cli_options {
   std::optional<int> reps;          // empty: default_reps(size)
   int warmup = 1;
   bool json = false;
-  bool pmu = false;       // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)
-  bool locality = false;  // --locality: run the locality model on every timed locus repetition
-  bool workspan = false;  // --workspan: work, span and parallelism from one 1-worker locus run
+  bool pmu = false;        // --pmu: PMU counters per worker around each repetition (else LOCUS_PMU)
+  bool locality = false;   // --locality: run the locality model on every timed locus repetition
+  bool workspan = false;   // --workspan: work, span and parallelism from one 1-worker locus run
+  bool exec_step = false;  // --exec step: one parallel region per time step
 };
 
 // Parses the arguments after the program name. Throws usage_error naming the offending flag and
@@ -69,6 +70,7 @@ struct run_plan {
   bool pmu = false;
   bool locality = false;
   bool workspan = false;
+  bool exec_step = false;
 };
 
 // The locus settings the LOCUS_* variables select, checked as a locus runtime checks them

@@ -218,8 +218,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     for (std::size_t k = 0; k < runs.size(); ++k) {
       auto& r = runs[(k + static_cast<std::size_t>(round)) % runs.size()];
       if (!r.result.verified) continue;  // a failed configuration is not run again
-      const run_context ctx{r.config.which, r.config.workers,
-                            r.rt != nullptr ? r.rt->num_places() : 1};
+      run_context ctx{r.config.which, r.config.workers, r.rt != nullptr ? r.rt->num_places() : 1};
+      if (plan.exec_step) {
+        ctx.each_step = [&r](const std::function<void()>& f) { r.where->execute(f); };
+        r.result.exec_step = true;
+      }
       const bool model = plan.locality && timed && r.model_rt != nullptr;
       double t = 0;
       verdict v;
@@ -246,7 +249,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
           // The PMU counts this repetition only; its ioctls stay outside the timed interval.
           const pmu_window counting(r.rt);
           const auto t0 = clock::now();
-          r.where->execute([&] { inst->run(ctx); });
+          if (ctx.each_step) {
+            inst->run(ctx);
+          } else {
+            r.where->execute([&] { inst->run(ctx); });
+          }
           t = seconds_since(t0);
         }
         if (model) {
@@ -386,6 +393,7 @@ std::string format_json_line(const config_result& r) {
   }
   o.num("workers", static_cast<std::int64_t>(r.config.workers));
   if (!r.config.load.quiet()) o.str("contend", r.config.load.text());
+  if (r.exec_step) o.str("exec", "step");
   o.raw("params", r.params_json);
   o.raw("times_s", json::array(r.times_s));
   if (r.times_s.empty()) {

@@ -19,6 +19,7 @@ struct config_result {
   std::string bench;
   configuration config;
   std::string params_json = "{}";  // the values that ran (after prepare's normalisation)
+  bool exec_step = false;          // --exec step
   // benchmark::work_units, unit and working_set_bytes of those values, when it defines them.
   std::optional<double> work_units, working_set_bytes;
   std::string unit;
