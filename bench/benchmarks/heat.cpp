@@ -90,11 +90,13 @@ class heat_instance final : public instance {
         declare_leaf(cur, next, lo, hi);
         heat_step_block(cur, next, lo, hi, 1, cols - 1, cx, cy);
       };
-      if (ctx.which == impl::locus) {
-        split_rows_by_place(plan_, 1, rows - 1, ctx.places, leaf);
-      } else {
-        split_rows(ctx.which, plan_, 1, rows - 1, leaf);
-      }
+      ctx.step([&] {
+        if (ctx.which == impl::locus) {
+          split_rows_by_place(plan_, 1, rows - 1, ctx.places, leaf);
+        } else {
+          split_rows(ctx.which, plan_, 1, rows - 1, leaf);
+        }
+      });
       locus::locality::next_iteration();
     }
   }
@@ -138,6 +140,7 @@ benchmark make_heat_family(row_shape shape) {
       grid_seed_param("initial grid"),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.steps = true;
   b.check = [name = b.name](const param_values& p) { check_grid_size(name, p); };
   b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
     check(p);

@@ -71,12 +71,14 @@ class sor_instance final : public instance {
   void run(const run_context& ctx) override {
     const int rows = g_.rows();
     for (int t = 0; t < iters_; ++t) {
-      for (int color = 0; color < 2; ++color) {
-        const auto leaf = [this, color](int lo, int hi) {
-          sor_sweep_rows(g_, lo, hi, color, omega_);
-        };
-        split_rows(ctx.which, plan_, 1, rows - 1, leaf);
-      }
+      ctx.step([&] {
+        for (int color = 0; color < 2; ++color) {
+          const auto leaf = [this, color](int lo, int hi) {
+            sor_sweep_rows(g_, lo, hi, color, omega_);
+          };
+          split_rows(ctx.which, plan_, 1, rows - 1, leaf);
+        }
+      });
     }
   }
 
@@ -113,6 +115,7 @@ benchmark make_sor_family(row_shape shape) {
       grid_seed_param("initial grid"),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.steps = true;
   b.check = [name = b.name](const param_values& p) { check_grid_size(name, p); };
   b.prepare = [shape, check = b.check](param_values& p) -> std::unique_ptr<instance> {
     check(p);
