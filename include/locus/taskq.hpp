@@ -75,6 +75,7 @@ namespace detail {
 
 class taskq_impl;
 struct taskq_node;
+struct taskq_frame;
 using taskq_thunk = void (*)(task_fn fn, void* in, void* out);
 
 // A typed task function travels as a task_fn and is cast back to its own type before any call
@@ -107,6 +108,9 @@ void typed_thunk_no_output(task_fn fn, void* in, void* /*out*/) {
 // putter's depth + 1.
 void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
                std::uint32_t depth);
+// The same for a plain put of `putter` (alive until it has joined the task): the queue and the
+// depth come from it, so that a put's closure carries one pointer for both.
+void taskq_run_put(const taskq_frame& putter, void (*call)(void*), void* arg);
 
 // One typed put on the fast path: the caller's current task, or the top level, its task group
 // (null when a fence holds the put back, or the function is not registered) and, on destruction,
@@ -119,17 +123,16 @@ class taskq_put_site {
   taskq_put_site& operator=(const taskq_put_site&) = delete;
   ~taskq_put_site();
   task_group* group() const noexcept { return group_; }
-  std::uint32_t depth() const noexcept { return depth_; }  // the put task's
+  const taskq_frame& frame() const noexcept { return *frame_; }  // the putter's
   // The slow path: a copy of the input on the heap, held back by a fence.
   void defer(const void* in, void* out);
 
  private:
   taskq_impl& q_;
-  void* frame_;
+  taskq_frame* frame_;
   void* previous_;
   task_group* group_;
   task_fn fn_;
-  std::uint32_t depth_;
 };
 
 }  // namespace detail
@@ -196,7 +199,7 @@ class taskq {
     detail::taskq_put_site site(*impl_, detail::erase_fn(fn), &detail::typed_thunk<In, Out>,
                                 sizeof(In), sizeof(Out));
     if (task_group* tg = site.group()) [[likely]] {
-      tg->run([fn, in, o = &out, q = impl_.get(), d = site.depth()]() mutable {
+      tg->run([fn, in, o = &out, f = &site.frame()]() mutable {
         struct call {
           void (*fn)(const In&, Out&);
           const In* in;
@@ -206,7 +209,7 @@ class taskq {
             c->fn(*c->in, *c->out);
           }
         } c{fn, &in, o};
-        detail::taskq_run(*q, &call::run, &c, nullptr, d);
+        detail::taskq_run_put(*f, &call::run, &c);
       });
       return;
     }
@@ -221,7 +224,7 @@ class taskq {
     detail::taskq_put_site site(*impl_, detail::erase_fn(fn), &detail::typed_thunk_no_output<In>,
                                 sizeof(In), 0);
     if (task_group* tg = site.group()) [[likely]] {
-      tg->run([fn, in, q = impl_.get(), d = site.depth()]() mutable {
+      tg->run([fn, in, f = &site.frame()]() mutable {
         struct call {
           void (*fn)(const In&);
           const In* in;
@@ -230,7 +233,7 @@ class taskq {
             c->fn(*c->in);
           }
         } c{fn, &in};
-        detail::taskq_run(*q, &call::run, &c, nullptr, d);
+        detail::taskq_run_put(*f, &call::run, &c);
       });
       return;
     }

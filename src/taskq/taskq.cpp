@@ -28,7 +28,6 @@ constexpr std::size_t inline_input_bytes = 48;
 struct inline_put {
   const taskq_function* fn;  // in the queue's table, which outlives its tasks
   void* out;
-  std::uint32_t depth;
   alignas(16) std::byte in[inline_input_bytes];
   static void run(void* self) {
     auto* p = static_cast<inline_put*>(self);
@@ -121,8 +120,11 @@ void taskq_impl::join(taskq_frame& f, std::exception_ptr& error) noexcept {
   f.put_any = false;
 }
 
-void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
-               std::uint32_t depth) {
+namespace {
+
+// Both entry points' body, inlined into each (a put's child enters through taskq_run_put).
+inline void run_task(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
+                     std::uint32_t depth) {
   taskq_frame f(q, depth);
   set_current_taskq_frame(&f);
   std::exception_ptr error;
@@ -141,6 +143,17 @@ void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
   if (error) std::rethrow_exception(error);
 }
 
+}  // namespace
+
+void taskq_run(taskq_impl& q, void (*call)(void*), void* arg, taskq_node* self,
+               std::uint32_t depth) {
+  run_task(q, call, arg, self, depth);
+}
+
+void taskq_run_put(const taskq_frame& putter, void (*call)(void*), void* arg) {
+  run_task(putter.q, call, arg, nullptr, putter.depth + 1);
+}
+
 taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std::size_t in_size,
                                std::size_t out_size)
     : q_(q), fn_(fn) {
@@ -155,7 +168,6 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   frame_ = &frame;
   frame.put_any = true;
   q.live.put(detail::this_thread_live_slot());
-  depth_ = frame.depth + 1;
   group_ =
       frame.fences || (q.remote != nullptr && q.remote->wants_offer(frame)) ? nullptr : &frame.tg;
 }
@@ -165,7 +177,7 @@ taskq_put_site::~taskq_put_site() {
 }
 
 void taskq_put_site::defer(const void* in, void* out) {
-  auto& frame = *static_cast<taskq_frame*>(frame_);
+  taskq_frame& frame = *frame_;
   if (!frame.fences) {
     q_.remote->offer(frame, q_.find(fn_, "put"), in, out);
     return;
@@ -219,10 +231,10 @@ void taskq::put(task_fn fn, const void* in, void* out) {
     return;
   }
   if (f.in_size <= detail::inline_input_bytes) {
-    detail::inline_put p{&f, out, frame.depth + 1, {}};
+    detail::inline_put p{&f, out, {}};
     if (f.in_size != 0) std::memcpy(p.in, in, f.in_size);
-    frame.tg.run([p, &q]() mutable {
-      detail::taskq_run(q, &detail::inline_put::run, &p, nullptr, p.depth);
+    frame.tg.run([p, putter = &frame]() mutable {
+      detail::taskq_run_put(*putter, &detail::inline_put::run, &p);
     });
   } else {
     auto h = q.make_held(frame, f, in, out);
