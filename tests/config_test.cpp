@@ -602,13 +602,15 @@ TEST_F(ConfigRuntimeTest, DescribeOfTheRealMachine) {
 
 // Each scheduler's own settings show in describe() with the values it runs with.
 TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
-  const locus_test::saved_env policy_env{"LOCUS_WS_JOIN",         "LOCUS_ADWS_STEAL",
-                                         "LOCUS_NUMA_WS_WEIGHTS", "LOCUS_NUMA_WS_THRESHOLD",
-                                         "LOCUS_HWS_QUEUE_BOUND", "LOCUS_HWS_ATTEMPTS",
-                                         "LOCUS_HWS_CHUNKS"};
+  const locus_test::saved_env policy_env{
+      "LOCUS_WS_JOIN",           "LOCUS_ADWS_STEAL",        "LOCUS_NUMA_WS_WEIGHTS",
+      "LOCUS_NUMA_WS_THRESHOLD", "LOCUS_HWS_QUEUE_BOUND",   "LOCUS_HWS_ATTEMPTS",
+      "LOCUS_HWS_CHUNKS",        "LOCUS_CATS_SOURCE",       "LOCUS_CATS_BOUND",
+      "LOCUS_CATS_CACHE",        "LOCUS_CATS_PROFILE_TASKS"};
   set("LOCUS_WS_JOIN", "thief");
   set("LOCUS_ADWS_STEAL", "0");
   set("LOCUS_NUMA_WS_THRESHOLD", "9");
+  set("LOCUS_CATS_BOUND", "memory");
   const std::map<std::string, std::map<std::string, std::string>> expected = {
       {"ws", {{"LOCUS_WS_JOIN", "thief"}}},
       {"adws", {{"LOCUS_ADWS_STEAL", "0"}}},
@@ -618,6 +620,7 @@ TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
         {"LOCUS_NUMA_WS_THRESHOLD", "9"}}},
       {"hws", {{"LOCUS_HWS_QUEUE_BOUND", "40"}}},
       {"ml-ws", {}},
+      {"cats", {{"LOCUS_CATS_BOUND", "memory"}, {"LOCUS_CATS_PROFILE_TASKS", "262144"}}},
   };
   for (const auto& [sched, settings] : expected) {
     locus::runtime rt{locus::options{.sched = sched, .workers = 2}};

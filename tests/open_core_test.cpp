@@ -601,7 +601,8 @@ TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Carried,
-                         ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "hws", "test-mixed"),
+                         ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "hws", "cats",
+                                           "test-mixed"),
                          [](const auto& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');

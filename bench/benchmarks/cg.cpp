@@ -368,7 +368,7 @@ class solver {
         writes(lo, hi, {p_});
         for (std::int64_t j = lo; j < hi; ++j) p_[j] = r_[j] + beta * p_[j];
       });
-      locus::locality::next_iteration();
+      locus::next_iteration();
     }
     // ||x - A z||
     const double s = sum(

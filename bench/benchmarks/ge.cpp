@@ -71,6 +71,7 @@ class ge_instance final : public instance {
       step.extra_bytes = step.bytes_per_row;
       const auto leaf = [this, k](int lo, int hi) { ge_eliminate_rows(a_, k, lo, hi); };
       split_rows(ctx.which, step, 0, n, leaf);
+      locus::next_iteration();
     }
   }
 

@@ -33,6 +33,7 @@
 #include <string>
 
 #include <locus/locality.hpp>
+#include <locus/runtime.hpp>
 
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
@@ -97,7 +98,7 @@ class heat_instance final : public instance {
           split_rows(ctx.which, plan_, 1, rows - 1, leaf);
         }
       });
-      locus::locality::next_iteration();
+      locus::next_iteration();
     }
   }
 

@@ -27,6 +27,7 @@
 #include <string>
 
 #include <locus/locality.hpp>
+#include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
 
 #include "benchmarks/grid_common.hpp"
@@ -167,11 +168,11 @@ class heat2d_instance final : public instance {
       switch (ctx.which) {
         case impl::serial:
           ctx.step([&] { step_serial(p, all); });
-          locus::locality::next_iteration();
+          locus::next_iteration();
           break;
         case impl::locus:
           ctx.step([&] { step_locus(p, all); });
-          locus::locality::next_iteration();
+          locus::next_iteration();
           break;
 #if LOCUS_BENCH_PEERS
         case impl::tbb:

@@ -79,6 +79,7 @@ class sor_instance final : public instance {
           split_rows(ctx.which, plan_, 1, rows - 1, leaf);
         }
       });
+      locus::next_iteration();
     }
   }
 

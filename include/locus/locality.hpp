@@ -118,9 +118,11 @@ locality_report end();
 bool recording() noexcept;
 
 namespace detail {
-// Set while a session is open. Relaxed loads suffice for the inline check: the recorder
-// re-checks it with a handshake that end() waits on.
-extern std::atomic<bool> active;
+// Non-zero while a session is open (session_bit) or a scheduler meters the bytes tasks declare
+// (meter_bit: cats learns footprints from them). Relaxed loads suffice for the inline check: the
+// recorder re-checks the session bit with a handshake that end() waits on.
+inline constexpr unsigned char session_bit = 1, meter_bit = 2;
+extern std::atomic<unsigned char> active;
 void record_range(const void* p, std::size_t row_bytes, std::size_t rows, std::ptrdiff_t stride,
                   bool write) noexcept;
 void record_leaf(std::uint64_t id, std::optional<std::uint64_t> iteration) noexcept;

@@ -137,6 +137,13 @@ int this_task_place() noexcept;
 // that repeats the same forks with groups of its own (an iteration of a loop of parallel_for, say)
 // repeats the same names, whichever workers run them. 0 on a thread that is not a worker.
 std::uint64_t this_task_path() noexcept;
+// Marks the end of one iteration of the program's outer loop, for code that runs all its
+// iterations inside one root (one exec): call it from the code that drives the loop, after the
+// iteration's joins. Schedulers that learn from the first iteration (cats; learned size hints)
+// take it as the end of that iteration, and an open locality session (locus/locality.hpp) counts
+// it as locality::next_iteration does. A root run by exec is an iteration without it. Does
+// nothing on a thread that is not a worker, apart from the locality session.
+void next_iteration() noexcept;
 // Number of workers of the runtime the caller runs on (the default runtime's otherwise).
 int num_workers();
 // Number of places of the runtime the caller runs on (the default runtime's otherwise).

@@ -72,6 +72,13 @@ struct workspan_result {
   double parallelism() const noexcept { return span_s > 0 ? work_s / span_s : 0; }
 };
 
+// One figure a scheduler reports about its own decisions (e.g. what CATS learned from the
+// program's first iteration): a name and a number.
+struct policy_figure {
+  std::string name;
+  double value = 0;
+};
+
 struct stats {
   std::string scheduler;
   // The kind of machine-tree object where a thief and a victim at each distance level meet, e.g.
@@ -80,6 +87,8 @@ struct stats {
   std::vector<std::string> level_names;
   std::vector<worker_stats> workers;
   std::uint64_t suppressed_exceptions = 0;
+  // The scheduler's own figures ("policy" in to_json()), empty for most.
+  std::vector<policy_figure> policy;
 
   worker_stats total() const;  // sums (worker = -1)
   std::string to_json() const;

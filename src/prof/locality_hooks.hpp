@@ -2,6 +2,8 @@
 // session when the runtime has started, replay and print it before the runtime goes away.
 #pragma once
 
+#include <cstdint>
+
 namespace locus {
 class runtime;
 }
@@ -14,5 +16,13 @@ void locality_runtime_started(runtime& rt);
 // Closes a session that records `rt`'s workers, which would otherwise outlive them; prints the
 // report to stderr when the session was opened by locality_runtime_started.
 void locality_runtime_stopping(runtime& rt) noexcept;
+
+// The bytes tasks declare (locus/locality.hpp's touch_* calls), counted per thread whether or
+// not a session records them, while at least one user has turned the meter on: what cats learns
+// a task's footprint from where no PMU counts cache misses. Declarations made while the meter is
+// off are not counted.
+void declared_bytes_meter(bool on) noexcept;
+// The bytes the calling thread has declared while the meter was on (a running total).
+std::uint64_t declared_bytes_here() noexcept;
 
 }  // namespace locus::prof

@@ -30,13 +30,15 @@
 #include "sched/worker.hpp"
 
 namespace locus::locality::detail {
-constinit std::atomic<bool> active{false};
+constinit std::atomic<unsigned char> active{0};
 }  // namespace locus::locality::detail
 
 namespace locus::prof {
 namespace {
 
 using locality::detail::active;
+using locality::detail::meter_bit;
+using locality::detail::session_bit;
 
 struct binding_event {
   std::uint64_t seq;
@@ -83,12 +85,17 @@ struct recorder {
 // its session at exit).
 constinit recorder g;
 
+// The meter of declared bytes: how many want it, and each thread's count.
+std::mutex meter_lock;
+int meter_users = 0;
+thread_local std::uint64_t declared_bytes = 0;
+
 // The calling worker's log with its busy flag set, or null when the declaration is not recorded.
 // The seq_cst store of `busy` followed by the seq_cst load of `active` pairs with end()'s store
 // of `active` then loads of `busy`: either end() sees the worker busy and waits, or the worker
 // sees the session closed and leaves the log alone.
 worker_log* enter() noexcept {
-  if (!active.load(std::memory_order_acquire)) return nullptr;
+  if ((active.load(std::memory_order_acquire) & session_bit) == 0) return nullptr;
   locus::detail::worker* w = locus::detail::current_worker();
   worker_log* log = nullptr;
   if (w != nullptr && &w->rt == g.rt && static_cast<std::size_t>(w->index) < g.workers) {
@@ -107,7 +114,7 @@ worker_log* enter() noexcept {
     g.unattributed.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  if (!active.load(std::memory_order_seq_cst)) {
+  if ((active.load(std::memory_order_seq_cst) & session_bit) == 0) {
     log->busy.store(false, std::memory_order_release);
     return nullptr;
   }
@@ -201,7 +208,7 @@ void clear_log(worker_log& log) {
 // end() without the lock.
 locality_report close_session() {
   if (!g.open) throw std::logic_error("locus::locality::end: no session is open");
-  active.store(false, std::memory_order_seq_cst);
+  active.fetch_and(static_cast<unsigned char>(~session_bit), std::memory_order_seq_cst);
   for (const auto& log : g.logs) {
     while (log->busy.load(std::memory_order_acquire)) std::this_thread::yield();
   }
@@ -274,10 +281,23 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
   g.bindings.dropped = 0;
   mem::binding_registry::instance().attach(g.bindings, &impl.binder);
   g.open = true;
-  active.store(true, std::memory_order_seq_cst);
+  active.fetch_or(session_bit, std::memory_order_seq_cst);
 }
 
 }  // namespace
+
+void declared_bytes_meter(bool on) noexcept {
+  const std::lock_guard hold(meter_lock);
+  meter_users += on ? 1 : -1;
+  if (meter_users == 1 && on) active.fetch_or(meter_bit, std::memory_order_relaxed);
+  if (meter_users == 0) {
+    active.fetch_and(static_cast<unsigned char>(~meter_bit), std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t declared_bytes_here() noexcept {
+  return declared_bytes;
+}
 
 void locality_runtime_started(runtime& rt) {
   if (!rt.impl().settings.locality) return;
@@ -318,7 +338,7 @@ locality_report end() {
 }
 
 bool recording() noexcept {
-  return detail::active.load(std::memory_order_relaxed);
+  return (detail::active.load(std::memory_order_relaxed) & detail::session_bit) != 0;
 }
 
 namespace detail {
@@ -326,6 +346,9 @@ namespace detail {
 void record_range(const void* p, std::size_t row_bytes, std::size_t rows, std::ptrdiff_t stride,
                   bool write) noexcept {
   if (rows == 0 || row_bytes == 0) return;
+  if ((active.load(std::memory_order_relaxed) & meter_bit) != 0) {
+    prof::declared_bytes += row_bytes * rows;
+  }
   prof::worker_log* log = prof::enter();
   if (log == nullptr) return;
   try {

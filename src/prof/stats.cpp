@@ -1,5 +1,6 @@
 // Formatting of the per-worker statistics (JSON for locus-bench, a table for LOCUS_STATS=1).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -87,6 +88,19 @@ std::string json_quote(const std::string& text) {
 
 // "pmu":{"instructions":123,"cycles":"unavailable: ...",...},"pmu_running_ratio":{"instructions":1}
 // (running / enabled time of each counted counter: below 1 the value was scaled up).
+// Whole numbers (counts, bytes) exactly, others with 6 significant digits; never NaN or inf,
+// which JSON cannot hold.
+std::string policy_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char text[64];
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+    std::snprintf(text, sizeof text, "%.0f", v);
+  } else {
+    std::snprintf(text, sizeof text, "%.6g", v);
+  }
+  return text;
+}
+
 void json_pmu(std::ostringstream& out, const std::vector<pmu_value>& pmu) {
   out << ",\"pmu\":{";
   const char* sep = "";
@@ -201,7 +215,11 @@ std::string stats::to_json() const {
   for (std::size_t i = 0; i < level_names.size(); ++i) {
     out << (i ? "," : "") << json_quote(level_names[i]);
   }
-  out << "],\"suppressed_exceptions\":" << suppressed_exceptions << ",\"total\":";
+  out << "],\"suppressed_exceptions\":" << suppressed_exceptions << ",\"policy\":{";
+  for (std::size_t i = 0; i < policy.size(); ++i) {
+    out << (i ? "," : "") << json_quote(policy[i].name) << ':' << policy_number(policy[i].value);
+  }
+  out << "},\"total\":";
   json_worker(out, total());
   out << ",\"workers\":[";
   for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -251,6 +269,11 @@ std::string stats::to_text() const {
   if (suppressed_exceptions != 0) {
     out << "suppressed exceptions (thrown after a group's first one): " << suppressed_exceptions
         << '\n';
+  }
+  if (!policy.empty()) {
+    out << scheduler << ':';
+    for (const auto& f : policy) out << ' ' << f.name << '=' << policy_number(f.value);
+    out << '\n';
   }
   return out.str();
 }

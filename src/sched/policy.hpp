@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "locus/detail/spawn.hpp"
+#include "locus/stats.hpp"
 #include "queue/work_queue.hpp"
 
 namespace locus::topo {
@@ -97,6 +98,9 @@ class policy {
   virtual bool concurrent_roots() const noexcept { return true; }
   // The policy's own settings in effect after attach (runtime::describe, LOCUS_PRINT_CONFIG).
   virtual std::vector<policy_setting> settings() const { return {}; }
+  // What the policy learned or decided, for the statistics (stats::policy): read at any time
+  // from any thread.
+  virtual std::vector<policy_figure> figures() const { return {}; }
 
   // ---- idle workers
   // The worker's queue and inbox are empty: one round of looking for work (steal through the
@@ -109,6 +113,13 @@ class policy {
     (void)ctx;
     return false;
   }
+
+  // ---- the program's iterations
+  // The program says that an iteration of its outer loop has ended (locus::next_iteration, on
+  // ctx's worker, in the task that drives the loop, after the iteration's joins): every task the
+  // iteration started has ended. Roots are iterations too; their tasks see task_begin and
+  // task_end like any other.
+  virtual void iteration_end(context& ctx) { (void)ctx; }
 
   // ---- per spawn and per task (called only when overridden)
   // Every spawn: run the child now (with its continuation stealable, or serially), queue it

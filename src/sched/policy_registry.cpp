@@ -11,6 +11,7 @@ std::unique_ptr<policy> make_ml_adws_policy();
 std::unique_ptr<policy> make_ml_ws_policy();
 std::unique_ptr<policy> make_numa_ws_policy();
 std::unique_ptr<policy> make_hws_policy();
+std::unique_ptr<policy> make_cats_policy();
 
 namespace {
 
@@ -36,6 +37,10 @@ struct registry {
        "HotSLAW: split private/public bounded queues, help-first until full then serial, "
        "nearest-level-first victims, one task per steal inside the top level and half across",
        &make_hws_policy},
+      {"cats",
+       "CATS: the first iteration profiled (footprints by spawn path), then subtrees that fit a "
+       "package's shared cache run inside one package, one at a time; head cores share the rest",
+       &make_cats_policy},
   };
 };
 

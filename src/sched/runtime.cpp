@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "locus/locality.hpp"
 #include "prof/locality_hooks.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/task_frame.hpp"
@@ -78,6 +79,11 @@ int this_task_place() noexcept {
 std::uint64_t this_task_path() noexcept {
   detail::worker* w = detail::current_worker();
   return w != nullptr ? detail::frame_of(*w->running).path() : 0;
+}
+
+void next_iteration() noexcept {
+  locality::next_iteration();
+  if (detail::worker* w = detail::current_worker()) w->rt.sched->iteration_end(w->ctx);
 }
 
 int num_workers() {

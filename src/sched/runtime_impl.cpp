@@ -317,6 +317,7 @@ locus::stats runtime_impl::stats() const {
   s.scheduler = settings.sched;
   s.level_names = topology.level_names();
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  s.policy = sched->figures();
   const std::uint64_t now = clock_ns();
   for (const auto& w : workers_) {
     const worker_counters& c = w->counters;

@@ -1,0 +1,589 @@
+// cats: Cache Aware Task-Stealing (seed 002: Chen, Guo, Huang, ICS 2012; §3, Fig. 3-6, Eq. 1).
+// The first iteration of the program (the first root, or the code up to the first
+// locus::next_iteration) runs as random work stealing with parent-first spawns while every task's
+// footprint is profiled (cats_profile.hpp); its SOIDs split the task tree at the shared cache of a
+// package. From the next iteration on:
+// - tasks above the cut (inter) and the leaf inter-socket tasks that root the subtrees below it
+//   are spawned parent-first into their package's inter-socket pool, and only the package's head
+//   core (its first worker) takes them, stealing from other packages' pools when its own is empty
+//   (§3.3);
+// - a leaf inter-socket task's subtree is spawned child-first and stolen only inside the package
+//   (its descendants need no hooks at all), and a package runs one such subtree at a time;
+// - a free worker steals from its package's workers; only a head looks at the pools (§3.3).
+// Where the program gives no footprint (no PMU, no size_hint, nothing declared to the locality
+// model), or the profile finds it CPU-bound (§3.5), cats runs as ws and its statistics say why.
+//
+// Choices where the paper leaves details open, or this machine forces one:
+// - No PMU here: the profile takes, in order, the PMU-like misses a test injects, the size hints
+//   of the groups a task creates, or the bytes it declares to the locality model
+//   (LOCUS_CATS_SOURCE). CPU-bound detection (CMPI, §3.5) needs instruction counts; without
+//   them the profile's bytes per nanosecond of task time stand in (LOCUS_CATS_BOUND).
+// - A task whose spawn path the profile does not know, spawned above the cut, is taken for a
+//   leaf inter-socket task: its subtree runs in one package, and the program stays correct
+//   whatever shape its later iterations take.
+// - A waiter above the cut resumed by its last child on a worker that is not a head moves to
+//   that package's head, so that inter-socket code runs on head cores only.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "prof/locality_hooks.hpp"
+#include "sched/cats_audit.hpp"
+#include "sched/cats_profile.hpp"
+#include "sched/context.hpp"
+#include "sched/policy.hpp"
+#include "topology/topology.hpp"
+
+namespace locus::detail {
+namespace {
+
+using cats::profile;
+using cats::profile_node;
+using cats::source;
+using cats::tier;
+
+std::atomic<cats_observer> observer{nullptr};
+std::atomic<cats_miss_source> miss_source{nullptr};
+
+void tell(cats_event::what kind, int worker, int package, std::uint64_t path, tier t) {
+  if (cats_observer o = observer.load(std::memory_order_relaxed))
+    o({kind, worker, package, path, t});
+}
+
+// The per-task state (policy_slot).
+struct task_state {
+  profile_node* node;    // profiling: where the task's bytes go (its own node or an ancestor's)
+  std::int32_t package;  // a leaf inter-socket task: the package whose subtree slot it holds
+  std::int32_t home;     // and the worker it began on, where its joins end
+  tier t;
+  bool own_node;  // `node` is the task's own
+};
+task_state& state_of(task_frame& f) noexcept {
+  return f.slot.as<task_state>();
+}
+
+enum class mode : int { fresh, profiling, scheduled, as_ws };
+
+// A package: its workers [first, last) (first is the head core), its shared cache, its pools.
+struct alignas(64) package_state {
+  int first = 0, last = 0;
+  std::uint64_t cache_bytes = 0;
+  std::mutex lock;
+  std::deque<work_item*> inter, leaves;  // newest at the back
+  std::atomic<int> inter_count{0}, leaf_count{0};
+  std::atomic<int> subtrees{0};  // leaf inter-socket tasks running here (at most one)
+  std::atomic<std::uint64_t> subtrees_run{0};
+};
+
+struct alignas(64) worker_state {
+  std::uint64_t last_bytes = 0, last_ns = 0;
+  bool metering = false;
+  std::atomic<std::uint64_t> work_ns{0};
+};
+
+constexpr std::size_t default_profile_tasks = std::size_t{1} << 18;
+// Below this many bytes per nanosecond of task time the profiled iteration counts as CPU-bound.
+// Heat, SOR and GE touch 5-20 here; FFT about 1; mandelbrot, nqueens, knapsack nothing.
+constexpr double default_cpu_bound_bytes_per_ns = 2.0;
+
+class cats_policy final : public policy_base<cats_policy> {
+ public:
+  void attach(const topo::topology& topology, int workers) override {
+    if (const char* v = std::getenv("LOCUS_CATS_SOURCE")) {
+      source_choice_ =
+          config::parse_choice("LOCUS_CATS_SOURCE", v, {"auto", "misses", "hints", "declared"});
+    }
+    if (const char* v = std::getenv("LOCUS_CATS_BOUND")) {
+      bound_choice_ = config::parse_choice("LOCUS_CATS_BOUND", v, {"auto", "memory", "cpu"});
+    }
+    std::optional<std::uint64_t> cache;
+    if (const char* v = std::getenv("LOCUS_CATS_CACHE")) {
+      cache = config::parse_size("LOCUS_CATS_CACHE", v);
+      if (*cache == 0) config::reject("LOCUS_CATS_CACHE", v, "a size above 0, e.g. 6M");
+    }
+    if (const char* v = std::getenv("LOCUS_CATS_PROFILE_TASKS")) {
+      profile_tasks_ =
+          static_cast<std::size_t>(config::parse_int_in("LOCUS_CATS_PROFILE_TASKS", v, 1, 1 << 26));
+    }
+    build_packages(topology, workers, cache);
+    workers_ = std::vector<worker_state>(static_cast<std::size_t>(workers));
+  }
+
+  std::vector<policy_setting> settings() const override {
+    std::string caches;
+    for (const auto& p : packages_) {
+      caches += (caches.empty() ? "" : ",") + std::to_string(p->cache_bytes);
+    }
+    return {{"LOCUS_CATS_SOURCE", source_choice_},
+            {"LOCUS_CATS_BOUND", bound_choice_},
+            {"LOCUS_CATS_CACHE",
+             caches + " bytes per package (" + std::to_string(packages_.size()) + " packages)"},
+            {"LOCUS_CATS_PROFILE_TASKS", std::to_string(profile_tasks_)}};
+  }
+
+  std::vector<policy_figure> figures() const override {
+    const std::lock_guard hold(report_lock_);
+    std::uint64_t subtrees = 0;
+    for (const auto& p : packages_) subtrees += p->subtrees_run.load(std::memory_order_relaxed);
+    const mode m = mode_.load(std::memory_order_acquire);
+    return {
+        {"scheduled", m == mode::scheduled ? 1.0 : 0.0},
+        {"as_ws", m == mode::as_ws ? 1.0 : 0.0},
+        {"source", static_cast<double>(report_.used)},
+        {"cpu_bound", report_.cpu_bound ? 1.0 : 0.0},
+        {"profiled_tasks", static_cast<double>(report_.counts.nodes)},
+        {"profile_ms", static_cast<double>(report_.profile_ns) / 1e6},
+        {"bytes_per_ns", report_.bytes_per_ns},
+        {"root_bytes", static_cast<double>(report_.root_bytes)},
+        {"cache_bytes", static_cast<double>(packages_.front()->cache_bytes)},
+        {"inter_tasks", static_cast<double>(report_.counts.inter)},
+        {"leaf_inter_tasks", static_cast<double>(report_.counts.leaves)},
+        {"subtrees_run", static_cast<double>(subtrees)},
+        {"unknown_tasks", static_cast<double>(unknown_.load(std::memory_order_relaxed))},
+    };
+  }
+
+  // The root starts on a head core.
+  std::optional<int> root_worker() const noexcept override { return 0; }
+  // The profile is of one program: its iterations are one root after another.
+  bool concurrent_roots() const noexcept override { return false; }
+
+  void task_begin(context& ctx) override {
+    task_frame& f = ctx.current();
+    task_state& t = state_of(f);
+    if (f.path() == root_path && t.node == nullptr && t.t == tier::unknown) begin_root(ctx, f);
+    switch (mode_.load(std::memory_order_acquire)) {
+      case mode::profiling:
+        close_segment(ctx, t);
+        return;
+      case mode::scheduled:
+        if (t.t == tier::inter || t.t == tier::leaf) {
+          tell(cats_event::what::task_begin, ctx.self(), package_of(ctx.self()), f.path(), t.t);
+        }
+        if (t.t == tier::leaf) begin_subtree(ctx, f);
+        return;
+      default:
+        return;
+    }
+  }
+
+  void task_end(context& ctx) override {
+    task_frame& f = ctx.current();
+    task_state& t = state_of(f);
+    if (t.t == tier::leaf && t.package >= 0) end_subtree(ctx, f);
+    if (mode_.load(std::memory_order_acquire) != mode::profiling || t.node == nullptr) return;
+    close_segment(ctx, t);
+    if (cats_miss_source m = miss_source_used_) {
+      t.node->own.fetch_add(m(f.path()) * cats_line_bytes, std::memory_order_relaxed);
+    }
+    if (t.own_node) profile::end(*t.node);
+    if (t.node->parent == nullptr && t.own_node) finish_profiling(ctx);
+  }
+
+  void iteration_end(context& ctx) override {
+    if (mode_.load(std::memory_order_acquire) != mode::profiling) return;
+    task_frame& f = ctx.current();
+    close_segment(ctx, state_of(f));
+    finish_profiling(ctx);
+    // The task driving the loop goes on in the scheduled iterations with its learned tier.
+    if (mode_.load(std::memory_order_relaxed) == mode::scheduled) {
+      task_state& t = state_of(f);
+      t.node = nullptr;
+      t.own_node = false;
+      t.t = known_tier(f.path());
+      if (t.t == tier::leaf) begin_subtree(ctx, f);
+    } else {
+      f.children_unhooked = true;
+    }
+  }
+
+  spawn_decision on_spawn(context& ctx, spawn_request& spawn) override {
+    task_frame& parent = ctx.current();
+    task_state& p = state_of(parent);
+    task_state& c = state_of(spawn.child);
+    switch (mode_.load(std::memory_order_acquire)) {
+      case mode::profiling: {
+        close_segment(ctx, p);
+        if (p.own_node && p.node->hint == 0 && spawn.group.size_bytes != 0) {
+          p.node->hint = spawn.group.size_bytes;
+        }
+        profile_node* mine =
+            p.node != nullptr ? profile_->add(ctx.self(), spawn.child.path(), p.node) : nullptr;
+        c = {mine != nullptr ? mine : p.node, -1, -1, tier::unknown, mine != nullptr};
+        // §3.4: parent-first while profiling.
+        return spawn_decision::parent_first;
+      }
+      case mode::scheduled:
+        if (p.t == tier::leaf) {
+          // The subtree below a leaf inter-socket task: child-first, stolen inside the package,
+          // with no hooks from its children down.
+          c = {nullptr, -1, -1, tier::intra, false};
+          spawn.child.children_unhooked = true;
+          return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
+        }
+        c = {nullptr, -1, -1, known_tier(spawn.child.path()), false};
+        if (c.t != tier::inter) c.t = tier::leaf;
+        return spawn_decision::route;
+      default:
+        return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
+    }
+  }
+
+  // The creator's own work before its wait is its own, not that of the child its wait may run.
+  void group_wait(context& ctx, group_state& /*group*/) override {
+    if (mode_.load(std::memory_order_acquire) == mode::profiling) {
+      close_segment(ctx, state_of(ctx.current()));
+    }
+  }
+
+  // A leaf inter-socket task goes on where it began after each of its joins, as the code that
+  // spawns a subtree's work step after step (a time loop inside it) would on one core: a thief
+  // that completed the join would otherwise take the loop, and its data, to another worker.
+  std::optional<int> group_end(context& ctx, group_state& /*group*/) override {
+    const task_state& t = state_of(ctx.current());
+    if (t.t == tier::leaf && t.home >= 0 && t.home != ctx.self() &&
+        mode_.load(std::memory_order_relaxed) == mode::scheduled) {
+      return t.home;
+    }
+    return std::nullopt;
+  }
+
+  bool route(context& ctx, work_item& item) override {
+    if (mode_.load(std::memory_order_acquire) != mode::scheduled) return false;
+    const int self = ctx.self();
+    package_state& home = package(package_of(self));
+    if (item.kind == item_kind::task) {
+      const bool leaf = state_of(context::record_of(item)).t == tier::leaf;
+      {
+        const std::lock_guard hold(home.lock);
+        (leaf ? home.leaves : home.inter).push_back(&item);
+        (leaf ? home.leaf_count : home.inter_count).fetch_add(1, std::memory_order_seq_cst);
+      }
+      ctx.posted(home.first);
+      for (const auto& p : packages_) {
+        if (p->first != home.first) ctx.wake(p->first);
+      }
+      return true;
+    }
+    if (item.kind != item_kind::resume) return false;
+    const task_state& t = state_of(context::record_of(item));
+    // A waiter above the cut resumes on a head core; a leaf inter-socket task where it began
+    // (a waiter whose last child ended elsewhere, or a task its group_end moves).
+    int target = -1;
+    if (t.t == tier::inter && self != home.first) target = home.first;
+    if (t.t == tier::leaf && t.home >= 0 && t.home != self) target = t.home;
+    if (target < 0) return false;
+    ctx.deliver(target, &item, lane::first);
+    return true;
+  }
+
+  bool has_work(const context& ctx) const noexcept override {
+    if (mode_.load(std::memory_order_acquire) != mode::scheduled) return false;
+    const int me = package_of(ctx.self());
+    const package_state& mine = package(me);
+    if (ctx.self() != mine.first) return false;
+    const bool may_take_leaf = mine.subtrees.load(std::memory_order_seq_cst) == 0;
+    for (const auto& p : packages_) {
+      if (p->inter_count.load(std::memory_order_seq_cst) > 0) return true;
+      if (may_take_leaf && p->leaf_count.load(std::memory_order_seq_cst) > 0) return true;
+    }
+    return false;
+  }
+
+  work_item* find_work(context& ctx) override {
+    const mode m = mode_.load(std::memory_order_acquire);
+    // Profiling: time spent looking for work belongs to no task.
+    if (m == mode::profiling) start_segment(ctx);
+    work_item* item = m == mode::scheduled ? find_bi_tier(ctx) : steal_anywhere(ctx);
+    if (item != nullptr && m == mode::profiling) start_segment(ctx);
+    return item;
+  }
+
+ private:
+  struct report {
+    source used = source::none;
+    bool cpu_bound = false;
+    cats::partition_counts counts;
+    std::uint64_t profile_ns = 0;
+    double bytes_per_ns = 0;
+    std::uint64_t root_bytes = 0;
+  };
+
+  void build_packages(const topo::topology& t, int workers, std::optional<std::uint64_t> cache) {
+    packages_.clear();
+    std::vector<std::pair<int, int>> spans;
+    for (const topo::node& n : t.nodes()) {
+      if (n.kind != topo::node_kind::package) continue;
+      const int first = std::max(0, n.first_leaf), last = std::min(workers, n.last_leaf);
+      if (first < last) spans.emplace_back(first, last);
+    }
+    if (spans.empty()) spans.emplace_back(0, workers);
+    std::sort(spans.begin(), spans.end());
+    package_of_.assign(static_cast<std::size_t>(workers), 0);
+    for (const auto& [first, last] : spans) {
+      auto p = std::make_unique<package_state>();
+      p->first = first;
+      p->last = last;
+      // The package's shared cache: the largest one over all of its workers.
+      for (const topo::node& n : t.nodes()) {
+        if (n.kind == topo::node_kind::cache && n.first_leaf <= first &&
+            std::min(workers, n.last_leaf) >= last && (last - first > 1 || workers == 1)) {
+          p->cache_bytes = std::max<std::uint64_t>(p->cache_bytes, n.cache_bytes);
+        }
+      }
+      if (cache) p->cache_bytes = *cache;
+      for (int w = first; w < last; ++w) {
+        package_of_[static_cast<std::size_t>(w)] = static_cast<int>(packages_.size());
+      }
+      packages_.push_back(std::move(p));
+    }
+  }
+
+  int package_of(int worker) const noexcept {
+    return package_of_[static_cast<std::size_t>(worker)];
+  }
+  package_state& package(int i) const noexcept { return *packages_[static_cast<std::size_t>(i)]; }
+  worker_state& here(const context& ctx) noexcept {
+    return workers_[static_cast<std::size_t>(ctx.self())];
+  }
+
+  tier known_tier(std::uint64_t path) noexcept {
+    const tier t = profile_->tier_of(path);
+    if (t == tier::unknown) unknown_.fetch_add(1, std::memory_order_relaxed);
+    return t;
+  }
+
+  // ---- the profiling iteration
+
+  void begin_root(context& ctx, task_frame& f) {
+    task_state& t = state_of(f);
+    t.package = -1;
+    t.home = -1;
+    mode m = mode_.load(std::memory_order_acquire);
+    if (m == mode::fresh) {
+      profile_ = std::make_unique<profile>(static_cast<int>(workers_.size()), profile_tasks_);
+      miss_source_used_ = miss_source.load(std::memory_order_relaxed);
+      prof::declared_bytes_meter(true);
+      metering_declared_ = true;
+      profile_began_ns_ = ctx.now_ns();
+      for (auto& w : workers_) w.work_ns.store(0, std::memory_order_relaxed);
+      mode_.store(mode::profiling, std::memory_order_release);
+      t.node = profile_->add(ctx.self(), f.path(), nullptr);
+      t.own_node = t.node != nullptr;
+      start_segment(ctx);
+      return;
+    }
+    if (m == mode::scheduled) {
+      t.t = known_tier(f.path());
+      if (t.t == tier::unknown) t.t = tier::leaf;
+      return;
+    }
+    if (m == mode::as_ws) f.children_unhooked = true;  // ws: no hooks below the root
+  }
+
+  std::uint64_t meter() const noexcept {
+    return metering_declared_ ? prof::declared_bytes_here() : 0;
+  }
+
+  void start_segment(context& ctx) noexcept {
+    worker_state& w = here(ctx);
+    w.last_bytes = meter();
+    w.last_ns = ctx.now_ns();
+    w.metering = true;
+  }
+
+  // The bytes and time since this worker's last hook belong to the task that reaches this one.
+  void close_segment(context& ctx, task_state& t) noexcept {
+    worker_state& w = here(ctx);
+    const std::uint64_t bytes = meter(), now = ctx.now_ns();
+    if (w.metering) {
+      w.work_ns.fetch_add(now - w.last_ns, std::memory_order_relaxed);
+      if (t.node != nullptr && bytes > w.last_bytes) {
+        t.node->own.fetch_add(bytes - w.last_bytes, std::memory_order_relaxed);
+      }
+    }
+    w.last_bytes = bytes;
+    w.last_ns = now;
+    w.metering = true;
+  }
+
+  source choose_source() const {
+    const bool injected = miss_source_used_ != nullptr;
+    const bool measured = profile_->any_measured();
+    const bool hinted = profile_->any_hint();
+    if (source_choice_ == "misses") return injected && measured ? source::misses : source::none;
+    if (source_choice_ == "hints") return hinted ? source::hints : source::none;
+    if (source_choice_ == "declared") {
+      return !injected && measured ? source::declared : source::none;
+    }
+    if (injected && measured) return source::misses;
+    if (hinted) return source::hints;
+    if (!injected && measured) return source::declared;
+    return source::none;
+  }
+
+  void finish_profiling(context& ctx) {
+    if (metering_declared_) {
+      prof::declared_bytes_meter(false);
+      metering_declared_ = false;
+    }
+    report r;
+    r.profile_ns = ctx.now_ns() - profile_began_ns_;
+    r.used = choose_source();
+    std::uint64_t work = 0;
+    for (const auto& w : workers_) work += w.work_ns.load(std::memory_order_relaxed);
+    r.root_bytes = r.used != source::none ? profile_->root_size(r.used) : 0;
+    r.bytes_per_ns = work != 0 ? static_cast<double>(r.root_bytes) / static_cast<double>(work) : 0;
+    r.cpu_bound = bound_choice_ == "cpu" ||
+                  (bound_choice_ == "auto" && r.bytes_per_ns < default_cpu_bound_bytes_per_ns);
+    const std::uint64_t cache = packages_.front()->cache_bytes;
+    mode next = mode::as_ws;
+    const char* why = nullptr;
+    if (r.used == source::none) {
+      why = "no footprint: no PMU misses, no size_hint, nothing declared to the locality model";
+    } else if (cache == 0) {
+      why = "the topology names no cache shared by a package's workers";
+    } else if (r.cpu_bound) {
+      why = "the first iteration is CPU-bound";
+    } else {
+      r.counts = profile_->partition(r.used, cache);
+      next = mode::scheduled;
+    }
+    {
+      const std::lock_guard hold(report_lock_);
+      report_ = r;
+    }
+    if (why != nullptr && std::getenv("LOCUS_PRINT_CONFIG") != nullptr) {
+      std::fprintf(stderr, "locus: cats runs as ws: %s\n", why);
+    }
+    mode_.store(next, std::memory_order_release);
+  }
+
+  // ---- after profiling
+
+  void begin_subtree(context& ctx, task_frame& f) {
+    task_state& t = state_of(f);
+    t.package = package_of(ctx.self());
+    t.home = ctx.self();
+    package_state& p = package(t.package);
+    p.subtrees.fetch_add(1, std::memory_order_seq_cst);
+    p.subtrees_run.fetch_add(1, std::memory_order_relaxed);
+    tell(cats_event::what::subtree_begin, ctx.self(), t.package, f.path(), tier::leaf);
+    for (int w = p.first; w < p.last; ++w) {
+      if (w != ctx.self()) ctx.wake(w);
+    }
+  }
+
+  void end_subtree(context& ctx, task_frame& f) {
+    task_state& t = state_of(f);
+    package_state& p = package(t.package);
+    tell(cats_event::what::subtree_end, ctx.self(), t.package, f.path(), tier::leaf);
+    p.subtrees.fetch_sub(1, std::memory_order_seq_cst);
+    ctx.wake(p.first);
+    t.package = -1;
+  }
+
+  work_item* steal_anywhere(context& ctx) {
+    for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
+      const int victim = ctx.random_victim();
+      if (victim < 0) return nullptr;
+      if (const steal_result r = ctx.steal(victim)) return r.item;
+    }
+    return nullptr;
+  }
+
+  work_item* find_bi_tier(context& ctx) {
+    const int self = ctx.self();
+    const int mine = package_of(self);
+    package_state& home = package(mine);
+    const int mates = home.last - home.first - 1;
+    for (int attempt = 0; attempt < mates; ++attempt) {
+      int victim = home.first + ctx.random_below(mates);
+      if (victim >= self) ++victim;
+      if (const steal_result r = ctx.steal(victim)) return r.item;
+    }
+    if (self != home.first) return nullptr;
+    const bool may_take_leaf = home.subtrees.load(std::memory_order_seq_cst) == 0;
+    if (work_item* item = take(home, may_take_leaf, true)) return item;
+    const int n = static_cast<int>(packages_.size());
+    const int start = n > 1 ? ctx.random_below(n) : 0;
+    for (int i = 0; i < n; ++i) {
+      const int k = (start + i) % n;
+      if (k == mine) continue;
+      package_state& other = package(k);
+      if (other.inter_count.load(std::memory_order_relaxed) == 0 &&
+          (!may_take_leaf || other.leaf_count.load(std::memory_order_relaxed) == 0)) {
+        continue;
+      }
+      const steal_result r =
+          ctx.steal_with(other.first, [&] { return take(other, may_take_leaf, false); });
+      if (r) return r.item;
+    }
+    return nullptr;
+  }
+
+  // From a package's pools: tasks above the cut first, then a leaf inter-socket task if this
+  // package may start a subtree; the newest for the package's own head, the oldest for a thief.
+  static work_item* take(package_state& p, bool may_take_leaf, bool own) {
+    if (p.inter_count.load(std::memory_order_seq_cst) == 0 &&
+        (!may_take_leaf || p.leaf_count.load(std::memory_order_seq_cst) == 0)) {
+      return nullptr;
+    }
+    const std::lock_guard hold(p.lock);
+    auto pop = [own](std::deque<work_item*>& q, std::atomic<int>& count) -> work_item* {
+      if (q.empty()) return nullptr;
+      work_item* item = own ? q.back() : q.front();
+      if (own) {
+        q.pop_back();
+      } else {
+        q.pop_front();
+      }
+      count.fetch_sub(1, std::memory_order_seq_cst);
+      return item;
+    };
+    if (work_item* item = pop(p.inter, p.inter_count)) return item;
+    if (may_take_leaf) return pop(p.leaves, p.leaf_count);
+    return nullptr;
+  }
+
+  std::string source_choice_ = "auto";
+  std::string bound_choice_ = "auto";
+  std::size_t profile_tasks_ = default_profile_tasks;
+  std::vector<std::unique_ptr<package_state>> packages_;
+  std::vector<int> package_of_;
+  std::vector<worker_state> workers_;
+
+  std::atomic<mode> mode_{mode::fresh};
+  std::unique_ptr<profile> profile_;
+  cats_miss_source miss_source_used_ = nullptr;
+  bool metering_declared_ = false;
+  std::uint64_t profile_began_ns_ = 0;
+  std::atomic<std::uint64_t> unknown_{0};
+  mutable std::mutex report_lock_;
+  report report_;
+};
+
+}  // namespace
+
+void set_cats_observer(cats_observer o) noexcept {
+  observer.store(o, std::memory_order_relaxed);
+}
+
+void set_cats_miss_source(cats_miss_source s) noexcept {
+  miss_source.store(s, std::memory_order_relaxed);
+}
+
+std::unique_ptr<policy> make_cats_policy() {
+  return std::make_unique<cats_policy>();
+}
+
+}  // namespace locus::detail

@@ -1,0 +1,429 @@
+// cats (seed 002): task identifiers by spawn path, the partition of Eq. 1 against the shared
+// cache of a package, and the bi-tier schedule that follows it, on a synthetic machine of two
+// packages of eight workers (1 MB of L3 each). The program is a binary split of an array of
+// cells down to leaves of 1024 cells, one root per iteration; the PMU is replaced by injected
+// per-task miss counts (cats_audit.hpp), and the expected partition is computed here by Eq. 1
+// over the same counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "locus/locality.hpp"
+#include "locus/locus.hpp"
+#include "saved_env.hpp"
+#include "sched/cats_audit.hpp"
+
+namespace {
+
+using locus::detail::cats_event;
+using locus::detail::cats::tier;
+
+constexpr const char* two_packages = "pack:2 l3:1(size=1MB) l2:8(size=256KB) core:1 pu:1";
+constexpr int workers = 16, per_package = 8;
+constexpr std::uint64_t cache_bytes = 1 << 20;
+constexpr int leaf_cells = 1024;
+constexpr std::uint64_t cell_bytes = 64;  // one line per cell: a leaf misses 1024 lines
+
+using range = std::pair<int, int>;
+
+// What the program and the scheduler reported, for one runtime at a time.
+struct record {
+  std::mutex lock;
+  int iteration = 0;
+  std::map<std::uint64_t, range> range_of_path;       // from every iteration
+  std::map<range, std::set<std::uint64_t>> paths_of;  // every path a range had
+  std::map<std::pair<int, range>, int> leaf_worker;   // (iteration, leaf) -> worker
+  std::vector<std::pair<int, cats_event>> events;     // (iteration, event)
+  std::atomic<int> subtrees_now[2] = {0, 0};
+  std::atomic<int> overlaps{0};
+};
+record* rec = nullptr;
+
+void observe(const cats_event& e) {
+  if (e.kind == cats_event::what::subtree_begin &&
+      rec->subtrees_now[e.package].fetch_add(1, std::memory_order_relaxed) != 0) {
+    rec->overlaps.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (e.kind == cats_event::what::subtree_end) {
+    rec->subtrees_now[e.package].fetch_sub(1, std::memory_order_relaxed);
+  }
+  const std::lock_guard hold(rec->lock);
+  rec->events.emplace_back(rec->iteration, e);
+}
+
+bool is_leaf(range r) {
+  return r.second - r.first <= leaf_cells;
+}
+
+// The PMU's part: a leaf misses each of its lines, an inner task one line (its frame).
+std::uint64_t injected_misses(std::uint64_t path) {
+  const std::lock_guard hold(rec->lock);
+  const auto it = rec->range_of_path.find(path);
+  if (it == rec->range_of_path.end()) return 0;
+  const range r = it->second;
+  return is_leaf(r) ? static_cast<std::uint64_t>(r.second - r.first) * cell_bytes / 64 : 1;
+}
+
+struct options_for_tree {
+  bool size_hints = false;
+  bool declare = false;
+  int leaf_us = 0;  // a leaf also spins this long, so that other workers get to steal
+};
+
+void spin_for(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+std::int64_t visit(const std::vector<std::int32_t>& cells, range r, const options_for_tree& o) {
+  {
+    const std::lock_guard hold(rec->lock);
+    rec->range_of_path.emplace(locus::this_task_path(), r);
+    rec->paths_of[r].insert(locus::this_task_path());
+    if (is_leaf(r)) rec->leaf_worker[{rec->iteration, r}] = locus::this_worker();
+  }
+  if (is_leaf(r)) {
+    if (o.declare) {
+      locus::locality::touch_read(cells.data() + r.first,
+                                  static_cast<std::size_t>(r.second - r.first) * cell_bytes);
+    }
+    std::int64_t sum = 0;
+    for (int i = r.first; i < r.second; ++i) sum += cells[static_cast<std::size_t>(i)];
+    spin_for(o.leaf_us);
+    return sum;
+  }
+  const int mid = r.first + (r.second - r.first) / 2;
+  std::int64_t a = 0, b = 0;
+  const auto bytes = static_cast<std::size_t>(r.second - r.first) * cell_bytes;
+  locus::task_group tg(o.size_hints ? locus::size_hint{bytes} : locus::size_hint{0});
+  tg.run([&] { a = visit(cells, {r.first, mid}, o); });
+  tg.run([&] { b = visit(cells, {mid, r.second}, o); });
+  tg.wait();
+  return a + b;
+}
+
+// Eq. 1 over the injected counts, and Fig. 6's tiers, computed without the scheduler.
+std::uint64_t expected_soid(range r) {
+  if (is_leaf(r)) return static_cast<std::uint64_t>(r.second - r.first) * cell_bytes;
+  const int mid = r.first + (r.second - r.first) / 2;
+  return 64 + expected_soid({r.first, mid}) + expected_soid({mid, r.second});
+}
+void expected_tiers(range r, std::uint64_t parent_soid, std::map<range, tier>& out) {
+  const std::uint64_t d = expected_soid(r);
+  out[r] = d >= cache_bytes ? tier::inter : parent_soid >= cache_bytes ? tier::leaf : tier::intra;
+  if (is_leaf(r)) return;
+  const int mid = r.first + (r.second - r.first) / 2;
+  expected_tiers({r.first, mid}, d, out);
+  expected_tiers({mid, r.second}, d, out);
+}
+
+double figure(const locus::stats& s, const std::string& name) {
+  for (const auto& f : s.policy) {
+    if (f.name == name) return f.value;
+  }
+  ADD_FAILURE() << "no figure " << name;
+  return -1;
+}
+
+class Cats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rec_ = std::make_unique<record>();
+    rec = rec_.get();
+    locus::detail::set_cats_observer(&observe);
+  }
+  void TearDown() override {
+    locus::detail::set_cats_observer(nullptr);
+    locus::detail::set_cats_miss_source(nullptr);
+    rec = nullptr;
+  }
+
+  // Runs `iterations` roots over `cells` cells, then more until `enough` says so (at most 30 s:
+  // 16 workers share two CPUs, and which of them runs when is the OS's choice); every sum
+  // checked. Returns the number of iterations run.
+  int run(locus::runtime& rt, int cells_n, int iterations, const options_for_tree& o,
+          const std::function<bool()>& enough = {}) {
+    std::vector<std::int32_t> cells(static_cast<std::size_t>(cells_n));
+    std::int64_t want = 0;
+    for (int i = 0; i < cells_n; ++i) {
+      cells[static_cast<std::size_t>(i)] = (i * 7919) % 1000;
+      want += cells[static_cast<std::size_t>(i)];
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int it = 0;
+    for (; it < iterations || (enough && !enough() && std::chrono::steady_clock::now() < give_up);
+         ++it) {
+      {
+        const std::lock_guard hold(rec->lock);
+        rec->iteration = first_iteration_ + it;
+      }
+      EXPECT_EQ(rt.exec([&] { return visit(cells, {0, cells_n}, o); }), want) << it;
+    }
+    first_iteration_ += it;
+    return it;
+  }
+
+  int first_iteration_ = 0;
+
+  std::unique_ptr<record> rec_;
+  locus_test::saved_env env_{"LOCUS_CATS_SOURCE", "LOCUS_CATS_BOUND", "LOCUS_CATS_CACHE"};
+  // The tests' tasks are too short for the bytes-per-nanosecond test of CPU-bound programs
+  // (under a sanitizer above all): memory-bound, unless a test says otherwise.
+  locus_test::saved_env memory_bound_ = locus_test::saved_env("LOCUS_CATS_BOUND", "memory");
+};
+
+constexpr int cells_8mb = 8 << 20 >> 6;  // 131072 cells of 64 bytes
+
+locus::options machine() {
+  return locus::options{.sched = "cats", .workers = workers, .topology = two_packages};
+}
+
+TEST_F(Cats, TaskIdsRepeatForTheSameSpawnPathAndDifferOtherwise) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 3, {});
+  // Every range of the tree kept one id over three iterations, and no two ranges share one.
+  EXPECT_EQ(rec->paths_of.size(), 255u);
+  for (const auto& [r, paths] : rec->paths_of) {
+    EXPECT_EQ(paths.size(), 1u) << r.first << ".." << r.second;
+  }
+  EXPECT_EQ(rec->range_of_path.size(), 255u);
+}
+
+TEST_F(Cats, PartitionMatchesEquationOneOverInjectedMisses) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 3, {});
+  std::map<range, tier> want;
+  expected_tiers({0, cells_8mb}, UINT64_MAX, want);
+  int want_inter = 0, want_leaf = 0;
+  for (const auto& [r, t] : want) {
+    want_inter += t == tier::inter;
+    want_leaf += t == tier::leaf;
+  }
+  ASSERT_EQ(want_inter, 15);  // ranges of 1 MB and more
+  ASSERT_EQ(want_leaf, 16);   // the 512 KB halves below them
+
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  EXPECT_EQ(figure(s, "source"), 1);  // misses
+  EXPECT_EQ(figure(s, "profiled_tasks"), 255);
+  EXPECT_EQ(figure(s, "inter_tasks"), want_inter);
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), want_leaf);
+  EXPECT_EQ(figure(s, "root_bytes"), static_cast<double>(expected_soid({0, cells_8mb})));
+  EXPECT_EQ(figure(s, "unknown_tasks"), 0);
+
+  // After the profiled iteration, exactly the expected tasks began with their tier, every one in
+  // each iteration.
+  for (int it = 1; it < 3; ++it) {
+    std::map<range, tier> seen;
+    for (const auto& [when, e] : rec->events) {
+      if (when != it || e.kind != cats_event::what::task_begin) continue;
+      const range r = rec->range_of_path.at(e.path);
+      EXPECT_TRUE(seen.emplace(r, e.tier).second) << "began twice: " << r.first;
+    }
+    std::map<range, tier> upper;
+    for (const auto& [r, t] : want) {
+      if (t != tier::intra) upper.emplace(r, t);
+    }
+    EXPECT_EQ(seen, upper) << "iteration " << it;
+  }
+}
+
+// Which packages began subtrees after the profiled iteration.
+std::set<int> subtree_packages() {
+  const std::lock_guard hold(rec->lock);
+  std::set<int> used;
+  for (const auto& [when, e] : rec->events) {
+    if (e.kind == cats_event::what::subtree_begin) used.insert(e.package);
+  }
+  return used;
+}
+
+TEST_F(Cats, InterSocketTasksRunOnHeadCoresAndSubtreesStayInOnePackage) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  const int iterations = run(rt, cells_8mb, 4, {.leaf_us = 20}, [] {
+    return subtree_packages() == std::set<int>{0, 1};
+  });
+  std::set<int> packages_used;
+  for (int it = 1; it < iterations; ++it) {
+    std::map<range, int> subtree_package;
+    for (const auto& [when, e] : rec->events) {
+      if (when != it) continue;
+      if (e.kind == cats_event::what::task_begin) {
+        EXPECT_EQ(e.worker % per_package, 0) << "inter-socket task on worker " << e.worker;
+        EXPECT_EQ(e.package, e.worker / per_package);
+      }
+      if (e.kind == cats_event::what::subtree_begin) {
+        subtree_package[rec->range_of_path.at(e.path)] = e.package;
+      }
+    }
+    ASSERT_EQ(subtree_package.size(), 16u) << "iteration " << it;
+    // Every leaf ran in the package that began its subtree.
+    for (const auto& [key, worker] : rec->leaf_worker) {
+      if (key.first != it) continue;
+      const range leaf = key.second;
+      const auto owner =
+          std::find_if(subtree_package.begin(), subtree_package.end(), [&](const auto& s) {
+            return s.first.first <= leaf.first && leaf.second <= s.first.second;
+          });
+      ASSERT_NE(owner, subtree_package.end());
+      EXPECT_EQ(worker / per_package, owner->second)
+          << "leaf " << leaf.first << " of subtree " << owner->first.first;
+      packages_used.insert(owner->second);
+    }
+  }
+  EXPECT_EQ(rec->overlaps.load(), 0) << "two subtrees at once in one package";
+  // The head of package 1 took subtrees from package 0's pool.
+  EXPECT_EQ(packages_used, (std::set<int>{0, 1}));
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "subtrees_run"), (iterations - 1) * 16);
+}
+
+TEST_F(Cats, SizeHintsStandInForThePmu) {
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 2, {.size_hints = true});
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  EXPECT_EQ(figure(s, "source"), 2);  // hints
+  // A group's hint is its creator's footprint: the 1 MB ranges are inter, the 512 KB ones leaf
+  // inter-socket tasks (leaves, with no group, count for nothing).
+  EXPECT_EQ(figure(s, "inter_tasks"), 15);
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), 16);
+}
+
+TEST_F(Cats, DeclaredBytesStandInForThePmuAndHints) {
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 2, {.declare = true});
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  EXPECT_EQ(figure(s, "source"), 3);  // declared
+  EXPECT_EQ(figure(s, "root_bytes"), static_cast<double>(cells_8mb) * cell_bytes);
+  // 1 MB exactly is not below the cache: the same cut as Eq. 1 with misses.
+  EXPECT_EQ(figure(s, "inter_tasks"), 15);
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), 16);
+}
+
+TEST_F(Cats, WithoutAFootprintOrCpuBoundItRunsAsWs) {
+  {
+    locus::runtime rt{machine()};
+    run(rt, cells_8mb, 3, {});
+    const locus::stats s = rt.stats();
+    EXPECT_EQ(figure(s, "as_ws"), 1);
+    EXPECT_EQ(figure(s, "source"), 0);
+  }
+  {
+    locus_test::saved_env bound("LOCUS_CATS_BOUND", "cpu");
+    locus::runtime rt{machine()};
+    // As ws: stolen across packages, and no tier decisions reported.
+    const auto steals_across = [&rt] {
+      std::uint64_t across = 0;
+      for (const auto& w : rt.stats().workers) across += w.steals_by_level.back();
+      return across;
+    };
+    run(rt, cells_8mb, 3, {.size_hints = true, .leaf_us = 20}, [&] { return steals_across() > 0; });
+    const locus::stats s = rt.stats();
+    EXPECT_EQ(figure(s, "as_ws"), 1);
+    EXPECT_EQ(figure(s, "cpu_bound"), 1);
+    EXPECT_GT(steals_across(), 0u);
+  }
+  for (const auto& [when, e] : rec->events) {
+    ADD_FAILURE() << "event in iteration " << when << " on worker " << e.worker;
+  }
+}
+
+TEST_F(Cats, AProgramThatTouchesLittleDataIsCpuBound) {
+  locus_test::saved_env bound("LOCUS_CATS_BOUND", "auto");
+  locus::runtime rt{machine()};
+  // 1 KB hinted per group of 2 leaves, each spinning for 50 us: far below 2 bytes per ns.
+  const auto spin = [] { spin_for(50); };
+  for (int it = 0; it < 2; ++it) {
+    rt.exec([&] {
+      locus::task_group all;
+      for (int i = 0; i < 64; ++i) {
+        all.run([&] {
+          locus::task_group pair(locus::size_hint{1024});
+          pair.run(spin);
+          pair.run(spin);
+          pair.wait();
+        });
+      }
+      all.wait();
+    });
+  }
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "cpu_bound"), 1);
+  EXPECT_EQ(figure(s, "as_ws"), 1);
+  EXPECT_LT(figure(s, "bytes_per_ns"), 0.1);
+}
+
+TEST_F(Cats, ALaterIterationOfAnotherShapeStillRunsCorrectly) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 2, {});
+  // Three quarters as many cells: the tree below the root has other ranges, and its tasks ids
+  // the profile never saw below the first split that matches.
+  run(rt, cells_8mb / 4 * 3, 2, {});
+  run(rt, cells_8mb / 2 + 3 * leaf_cells, 2, {});
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  EXPECT_EQ(rec->overlaps.load(), 0);
+}
+
+TEST_F(Cats, NextIterationEndsTheProfiledIterationInsideOneRoot) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  std::vector<std::int32_t> cells(static_cast<std::size_t>(cells_8mb), 1);
+  rt.exec([&] {
+    for (int it = 0; it < 3; ++it) {
+      {
+        const std::lock_guard hold(rec->lock);
+        rec->iteration = it;
+      }
+      // The loop's own task is the root: its children are the iteration's tree.
+      locus::task_group tg;
+      std::int64_t sum = 0;
+      tg.run([&] { sum = visit(cells, {0, cells_8mb}, {}); });
+      tg.wait();
+      EXPECT_EQ(sum, cells_8mb);
+      locus::next_iteration();
+    }
+  });
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  int subtrees_after = 0;
+  for (const auto& [when, e] : rec->events) {
+    EXPECT_GE(when, 1) << "a decision during the profiled iteration";
+    subtrees_after += e.kind == cats_event::what::subtree_begin;
+  }
+  EXPECT_EQ(subtrees_after, 2 * 16);
+  EXPECT_EQ(rec->overlaps.load(), 0);
+}
+
+TEST_F(Cats, BadSettingsAreRejectedByName) {
+  for (const auto& [name, value] :
+       {std::pair{"LOCUS_CATS_SOURCE", "pmu2"}, std::pair{"LOCUS_CATS_BOUND", "maybe"},
+        std::pair{"LOCUS_CATS_CACHE", "0"}}) {
+    locus_test::saved_env bad(name, value);
+    try {
+      locus::runtime rt{machine()};
+      ADD_FAILURE() << name << "=" << value << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
