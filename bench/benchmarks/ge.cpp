@@ -18,11 +18,16 @@
 // the same operations in the same order whatever the schedule: verified bit for bit against a
 // reference computed in prepare() by eliminating all rows of a step at once (no decomposition).
 //
+// Locality model (locus-bench --locality): every leaf declares the pivot row it reads and the
+// part of its rows it updates; every pivot step is an iteration.
+//
 // oneTBB and OpenMP: every pivot step spawns the same pruned tree with tbb::task_group or omp
 // task / taskwait in the harness's region (CATS's GE is recursive spawns, not a parallel loop).
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <locus/locality.hpp>
 
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
@@ -43,6 +48,17 @@ namespace {
     r[k] = l;
     for (int j = k + 1; j < n; ++j) r[j] -= l * pivot[j];
   }
+}
+
+// The locality model's view of a leaf of step k: the pivot row read from column k on, its rows
+// updated from column k on; its identity is its first row.
+void declare_elimination(const grid& a, int k, int lo, int hi) {
+  namespace loc = locus::locality;
+  const auto bytes = static_cast<std::size_t>(a.cols() - k) * sizeof(double);
+  const auto stride = static_cast<std::ptrdiff_t>(a.stride() * sizeof(double));
+  loc::leaf(static_cast<std::uint64_t>(lo));
+  loc::touch_read(a.row(k) + k, bytes);
+  loc::touch_write_rows(a.row(lo) + k, bytes, static_cast<std::size_t>(hi - lo), stride);
 }
 
 class ge_instance final : public instance {
@@ -69,7 +85,10 @@ class ge_instance final : public instance {
       step.work_per_row = n - k - 1;
       step.bytes_per_row = sizeof(double) * static_cast<std::size_t>(n - k);
       step.extra_bytes = step.bytes_per_row;
-      const auto leaf = [this, k](int lo, int hi) { ge_eliminate_rows(a_, k, lo, hi); };
+      const auto leaf = [this, k](int lo, int hi) {
+        declare_elimination(a_, k, lo, hi);
+        ge_eliminate_rows(a_, k, lo, hi);
+      };
       split_rows(ctx.which, step, 0, n, leaf);
       locus::next_iteration();
     }

@@ -16,11 +16,16 @@
 // against a reference computed in prepare() by plain sweeps over the whole interior (no
 // decomposition), so a lost, repeated or misplaced leaf shows.
 //
+// Locality model (locus-bench --locality): every leaf declares its rows and halo rows read and
+// its rows written; every iteration (both sweeps) is an iteration of the model.
+//
 // oneTBB and OpenMP: every sweep spawns the same tree with tbb::task_group or omp task /
 // taskwait in the harness's region (CATS's SOR is recursive spawns, not a parallel loop).
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <locus/locality.hpp>
 
 #include "benchmarks/grid_common.hpp"
 #include "harness/benchmark.hpp"
@@ -43,6 +48,17 @@ namespace {
       mid[j] += omega * (0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1]) - mid[j]);
     }
   }
+}
+
+// The locality model's view of a leaf's sweep: its rows and the two halo rows read, its rows
+// written in place; the leaf's identity is its first row and colour.
+void declare_sweep(const grid& g, int lo, int hi, int color) {
+  namespace loc = locus::locality;
+  const auto row_bytes = static_cast<std::size_t>(g.cols()) * sizeof(double);
+  const auto stride = static_cast<std::ptrdiff_t>(g.stride() * sizeof(double));
+  loc::leaf(static_cast<std::uint64_t>(lo) * 2 + static_cast<std::uint64_t>(color));
+  loc::touch_read_rows(g.row(lo - 1), row_bytes, static_cast<std::size_t>(hi - lo + 2), stride);
+  loc::touch_write_rows(g.row(lo), row_bytes, static_cast<std::size_t>(hi - lo), stride);
 }
 
 class sor_instance final : public instance {
@@ -74,6 +90,7 @@ class sor_instance final : public instance {
       ctx.step([&] {
         for (int color = 0; color < 2; ++color) {
           const auto leaf = [this, color](int lo, int hi) {
+            declare_sweep(g_, lo, hi, color);
             sor_sweep_rows(g_, lo, hi, color, omega_);
           };
           split_rows(ctx.which, plan_, 1, rows - 1, leaf);

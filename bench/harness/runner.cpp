@@ -492,6 +492,8 @@ void accumulate(locus::stats& into, const locus::stats& rep) {
   into.suppressed_exceptions += rep.suppressed_exceptions;
   if (into.scheduler.empty()) into.scheduler = rep.scheduler;
   if (into.level_names.empty()) into.level_names = rep.level_names;
+  // A scheduler's own figures describe the runtime so far: the latest repetition's.
+  into.policy = rep.policy;
 }
 
 int execute(const run_plan& plan, std::ostream& out, std::ostream& log) {

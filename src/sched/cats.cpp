@@ -21,10 +21,19 @@
 // - A task whose spawn path the profile does not know, spawned above the cut, is taken for a
 //   leaf inter-socket task: its subtree runs in one package, and the program stays correct
 //   whatever shape its later iterations take.
-// - A waiter above the cut resumed by its last child on a worker that is not a head moves to
-//   that package's head, so that inter-socket code runs on head cores only.
+// - A leaf inter-socket task goes to the pool of the package that ran the subtree at its spawn
+//   path in the previous iteration (the first time, the package with the fewest subtrees queued
+//   or running; the paper pushes every one to its spawner's package), so that a package finds the
+//   data of its subtree in its cache again: otherwise which package steals which subtree changes
+//   from one iteration to the next, and an iterative program's halves trade caches. Another head
+//   steals it only while that package runs another subtree (the paper's heads steal any
+//   inter-socket task): on an idle package the head, woken by the push, takes it within a wake-up.
+// - A task of the inter-socket tier goes on where it began after each join (a head core): a
+//   waiter resumed by its last child elsewhere, or a join completed by a thief, moves back.
+//   Inter-socket code then runs on head cores only, and a time loop stays where it is.
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +42,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.hpp"
@@ -167,6 +177,7 @@ class cats_policy final : public policy_base<cats_policy> {
         return;
       case mode::scheduled:
         if (t.t == tier::inter || t.t == tier::leaf) {
+          t.home = ctx.self();
           tell(cats_event::what::task_begin, ctx.self(), package_of(ctx.self()), f.path(), t.t);
         }
         if (t.t == tier::leaf) begin_subtree(ctx, f);
@@ -200,6 +211,8 @@ class cats_policy final : public policy_base<cats_policy> {
       t.node = nullptr;
       t.own_node = false;
       t.t = known_tier(f.path());
+      if (t.t == tier::unknown) t.t = tier::leaf;
+      t.home = package(package_of(ctx.self())).first;
       if (t.t == tier::leaf) begin_subtree(ctx, f);
     } else {
       f.children_unhooked = true;
@@ -245,15 +258,13 @@ class cats_policy final : public policy_base<cats_policy> {
     }
   }
 
-  // A leaf inter-socket task goes on where it began after each of its joins, as the code that
-  // spawns a subtree's work step after step (a time loop inside it) would on one core: a thief
-  // that completed the join would otherwise take the loop, and its data, to another worker.
+  // A task of the inter-socket tier goes on where it began (a head core) after each of its
+  // joins, as code that spawns work step after step (a time loop) would on one core: a thief
+  // that completed the join would otherwise take the loop, and its data, to another worker, and
+  // a spawner whose order of spawns depends on where it runs would change its children's ids.
   std::optional<int> group_end(context& ctx, group_state& /*group*/) override {
-    const task_state& t = state_of(ctx.current());
-    if (t.t == tier::leaf && t.home >= 0 && t.home != ctx.self() &&
-        mode_.load(std::memory_order_relaxed) == mode::scheduled) {
-      return t.home;
-    }
+    const int target = home_of(state_of(ctx.current()), ctx.self());
+    if (target >= 0 && mode_.load(std::memory_order_relaxed) == mode::scheduled) return target;
     return std::nullopt;
   }
 
@@ -262,25 +273,23 @@ class cats_policy final : public policy_base<cats_policy> {
     const int self = ctx.self();
     package_state& home = package(package_of(self));
     if (item.kind == item_kind::task) {
-      const bool leaf = state_of(context::record_of(item)).t == tier::leaf;
+      task_frame& f = context::record_of(item);
+      const bool leaf = state_of(f).t == tier::leaf;
+      package_state& to = leaf ? package(last_package_of(f.path(), package_of(self))) : home;
       {
-        const std::lock_guard hold(home.lock);
-        (leaf ? home.leaves : home.inter).push_back(&item);
-        (leaf ? home.leaf_count : home.inter_count).fetch_add(1, std::memory_order_seq_cst);
+        const std::lock_guard hold(to.lock);
+        (leaf ? to.leaves : to.inter).push_back(&item);
+        (leaf ? to.leaf_count : to.inter_count).fetch_add(1, std::memory_order_seq_cst);
       }
-      ctx.posted(home.first);
+      ctx.posted(to.first);
       for (const auto& p : packages_) {
-        if (p->first != home.first) ctx.wake(p->first);
+        if (p->first != to.first) ctx.wake(p->first);
       }
       return true;
     }
     if (item.kind != item_kind::resume) return false;
-    const task_state& t = state_of(context::record_of(item));
-    // A waiter above the cut resumes on a head core; a leaf inter-socket task where it began
-    // (a waiter whose last child ended elsewhere, or a task its group_end moves).
-    int target = -1;
-    if (t.t == tier::inter && self != home.first) target = home.first;
-    if (t.t == tier::leaf && t.home >= 0 && t.home != self) target = t.home;
+    // A waiter whose last child ended elsewhere, or a task its group_end moves.
+    const int target = home_of(state_of(context::record_of(item)), self);
     if (target < 0) return false;
     ctx.deliver(target, &item, lane::first);
     return true;
@@ -294,7 +303,9 @@ class cats_policy final : public policy_base<cats_policy> {
     const bool may_take_leaf = mine.subtrees.load(std::memory_order_seq_cst) == 0;
     for (const auto& p : packages_) {
       if (p->inter_count.load(std::memory_order_seq_cst) > 0) return true;
-      if (may_take_leaf && p->leaf_count.load(std::memory_order_seq_cst) > 0) return true;
+      const bool leaf_here =
+          may_take_leaf && (p.get() == &mine || p->subtrees.load(std::memory_order_seq_cst) != 0);
+      if (leaf_here && p->leaf_count.load(std::memory_order_seq_cst) > 0) return true;
     }
     return false;
   }
@@ -354,6 +365,35 @@ class cats_policy final : public policy_base<cats_policy> {
   package_state& package(int i) const noexcept { return *packages_[static_cast<std::size_t>(i)]; }
   worker_state& here(const context& ctx) noexcept {
     return workers_[static_cast<std::size_t>(ctx.self())];
+  }
+
+  // Where a task of the inter-socket tier resumes if it is not there (-1: here).
+  static int home_of(const task_state& t, int self) noexcept {
+    const bool upper = t.t == tier::inter || t.t == tier::leaf;
+    return upper && t.home >= 0 && t.home != self ? t.home : -1;
+  }
+
+  // The package that last ran the subtree at `path`; the first time, the one with the fewest
+  // subtrees queued or running, `spawner`'s on a tie.
+  int last_package_of(std::uint64_t path, int spawner) {
+    {
+      const std::lock_guard hold(placement_lock_);
+      const auto it = last_package_.find(path);
+      if (it != last_package_.end()) return it->second;
+    }
+    const int n = static_cast<int>(packages_.size());
+    int best = spawner, least = INT_MAX;
+    for (int i = 0; i < n; ++i) {
+      const int k = (spawner + i) % n;
+      const package_state& p = package(k);
+      const int load =
+          p.leaf_count.load(std::memory_order_relaxed) + p.subtrees.load(std::memory_order_relaxed);
+      if (load < least) {
+        best = k;
+        least = load;
+      }
+    }
+    return best;
   }
 
   tier known_tier(std::uint64_t path) noexcept {
@@ -473,10 +513,13 @@ class cats_policy final : public policy_base<cats_policy> {
   void begin_subtree(context& ctx, task_frame& f) {
     task_state& t = state_of(f);
     t.package = package_of(ctx.self());
-    t.home = ctx.self();
     package_state& p = package(t.package);
     p.subtrees.fetch_add(1, std::memory_order_seq_cst);
     p.subtrees_run.fetch_add(1, std::memory_order_relaxed);
+    {
+      const std::lock_guard hold(placement_lock_);
+      last_package_[f.path()] = t.package;
+    }
     tell(cats_event::what::subtree_begin, ctx.self(), t.package, f.path(), tier::leaf);
     for (int w = p.first; w < p.last; ++w) {
       if (w != ctx.self()) ctx.wake(w);
@@ -520,12 +563,14 @@ class cats_policy final : public policy_base<cats_policy> {
       const int k = (start + i) % n;
       if (k == mine) continue;
       package_state& other = package(k);
+      // A subtree waits for its own package's head unless that package is busy with another.
+      const bool leaf_here = may_take_leaf && other.subtrees.load(std::memory_order_seq_cst) != 0;
       if (other.inter_count.load(std::memory_order_relaxed) == 0 &&
-          (!may_take_leaf || other.leaf_count.load(std::memory_order_relaxed) == 0)) {
+          (!leaf_here || other.leaf_count.load(std::memory_order_relaxed) == 0)) {
         continue;
       }
       const steal_result r =
-          ctx.steal_with(other.first, [&] { return take(other, may_take_leaf, false); });
+          ctx.steal_with(other.first, [&] { return take(other, leaf_here, false); });
       if (r) return r.item;
     }
     return nullptr;
@@ -568,6 +613,8 @@ class cats_policy final : public policy_base<cats_policy> {
   bool metering_declared_ = false;
   std::uint64_t profile_began_ns_ = 0;
   std::atomic<std::uint64_t> unknown_{0};
+  std::mutex placement_lock_;
+  std::unordered_map<std::uint64_t, int> last_package_;  // leaf inter-socket task -> package
   mutable std::mutex report_lock_;
   report report_;
 };
