@@ -107,6 +107,16 @@ constexpr double default_cpu_bound_bytes_per_ns = 2.0;
 
 class cats_policy final : public policy_base<cats_policy> {
  public:
+  cats_policy() = default;
+  cats_policy(const cats_policy&) = delete;
+  cats_policy& operator=(const cats_policy&) = delete;
+  // A runtime that ends in its profiled iteration stops metering.
+  ~cats_policy() override {
+    if (metering_declared_.exchange(false, std::memory_order_relaxed)) {
+      prof::declared_bytes_meter(false);
+    }
+  }
+
   void attach(const topo::topology& topology, int workers) override {
     if (const char* v = std::getenv("LOCUS_CATS_SOURCE")) {
       source_choice_ =
@@ -413,7 +423,7 @@ class cats_policy final : public policy_base<cats_policy> {
       profile_ = std::make_unique<profile>(static_cast<int>(workers_.size()), profile_tasks_);
       miss_source_used_ = miss_source.load(std::memory_order_relaxed);
       prof::declared_bytes_meter(true);
-      metering_declared_ = true;
+      metering_declared_.store(true, std::memory_order_relaxed);
       profile_began_ns_ = ctx.now_ns();
       for (auto& w : workers_) w.work_ns.store(0, std::memory_order_relaxed);
       mode_.store(mode::profiling, std::memory_order_release);
@@ -431,7 +441,7 @@ class cats_policy final : public policy_base<cats_policy> {
   }
 
   std::uint64_t meter() const noexcept {
-    return metering_declared_ ? prof::declared_bytes_here() : 0;
+    return metering_declared_.load(std::memory_order_relaxed) ? prof::declared_bytes_here() : 0;
   }
 
   void start_segment(context& ctx) noexcept {
@@ -472,9 +482,8 @@ class cats_policy final : public policy_base<cats_policy> {
   }
 
   void finish_profiling(context& ctx) {
-    if (metering_declared_) {
+    if (metering_declared_.exchange(false, std::memory_order_relaxed)) {
       prof::declared_bytes_meter(false);
-      metering_declared_ = false;
     }
     report r;
     r.profile_ns = ctx.now_ns() - profile_began_ns_;
@@ -610,7 +619,8 @@ class cats_policy final : public policy_base<cats_policy> {
   std::atomic<mode> mode_{mode::fresh};
   std::unique_ptr<profile> profile_;
   cats_miss_source miss_source_used_ = nullptr;
-  bool metering_declared_ = false;
+  // Read by every worker's segments while the profile ends on one of them.
+  std::atomic<bool> metering_declared_{false};
   std::uint64_t profile_began_ns_ = 0;
   std::atomic<std::uint64_t> unknown_{0};
   std::mutex placement_lock_;
