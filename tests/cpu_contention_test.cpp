@@ -57,7 +57,15 @@ TEST(CpuContention, AContendedWorkerIsUnboundAndBoundAgainAfterwards) {
   if (rt.describe().find("pinned             = yes") == std::string::npos) {
     GTEST_SKIP() << "workers are not pinned";
   }
-  ASSERT_LE(short_tasks(rt), 1) << "a pinned worker runs on one CPU";
+  // Another process (a test beside this one) may contend for a moment, and the workers then give
+  // way for the watch's memory: they are bound again once it is over.
+  const auto settle = clock_type::now() + std::chrono::seconds(20);
+  int bound = short_tasks(rt);
+  while (bound > 1 && clock_type::now() < settle) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bound = short_tasks(rt);
+  }
+  ASSERT_LE(bound, 1) << "a pinned worker runs on one CPU";
 
   // One spinning thread per CPU of the process: every worker now waits for its PU.
   std::atomic<bool> stop{false};
