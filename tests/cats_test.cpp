@@ -382,6 +382,61 @@ TEST_F(Cats, ALaterIterationOfAnotherShapeStillRunsCorrectly) {
   EXPECT_EQ(rec->overlaps.load(), 0);
 }
 
+TEST_F(Cats, AnotherProgramIsProfiledAgain) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 2, {});
+  EXPECT_EQ(figure(rt.stats(), "profiles"), 1);
+  rt.relearn();
+  {
+    const std::lock_guard hold(rec->lock);
+    rec->range_of_path.clear();  // the same ids name other ranges now
+  }
+  run(rt, cells_8mb / 2, 2, {});
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "profiles"), 2);
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  // The second program's partition: 4 MB at the root, 1 MB and more above the cut.
+  EXPECT_EQ(figure(s, "inter_tasks"), 7);
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), 8);
+}
+
+TEST_F(Cats, ARootOfMostlyUnknownTasksMakesTheNextOneProfiled) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  run(rt, cells_8mb, 2, {});
+  // Now the root spawns three empty tasks, then eight parts: the parts have ids the profile
+  // lacks (it knows the root's first two children).
+  {
+    const std::lock_guard hold(rec->lock);
+    rec->range_of_path.clear();
+  }
+  std::vector<std::int32_t> cells(static_cast<std::size_t>(cells_8mb), 1);
+  for (int it = 0; it < 2; ++it) {
+    const std::int64_t sum = rt.exec([&] {
+      std::int64_t parts[8] = {};
+      locus::task_group tg;
+      for (int k = 0; k < 3; ++k) tg.run([] {});
+      for (int k = 0; k < 8; ++k) {
+        tg.run([&, k] {
+          parts[k] = visit(cells, {k * cells_8mb / 8, (k + 1) * cells_8mb / 8}, {});
+        });
+      }
+      tg.wait();
+      std::int64_t all = 0;
+      for (const std::int64_t p : parts) all += p;
+      return all;
+    });
+    EXPECT_EQ(sum, cells_8mb);
+  }
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "profiles"), 2);
+  // The eight parts of 1 MB are above the cut, their halves and the three empty tasks (nothing
+  // touched, under a root that does not fit) the subtrees.
+  EXPECT_EQ(figure(s, "inter_tasks"), 9);
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), 16 + 3);
+}
+
 TEST_F(Cats, NextIterationEndsTheProfiledIterationInsideOneRoot) {
   locus::detail::set_cats_miss_source(&injected_misses);
   locus::runtime rt{machine()};

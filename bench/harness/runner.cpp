@@ -208,6 +208,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
     runs.push_back(std::move(r));
   }
 
+  // Each benchmark is another program to a scheduler that learns from the first iteration.
+  for (auto& r : runs) {
+    if (r.rt != nullptr) r.rt->relearn();
+  }
+
   const int rounds = plan.warmup + plan.reps;
   for (int round = 0; round < rounds; ++round) {
     const bool timed = round >= plan.warmup;

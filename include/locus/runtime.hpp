@@ -96,6 +96,10 @@ class runtime {
   std::string describe() const;
   locus::stats stats() const;
   void reset_stats();
+  // The roots that follow belong to another program: schedulers that learn from a program's
+  // first iteration (cats) learn again from the next root. Call it between roots, as a harness
+  // that runs several programs on one runtime does.
+  void relearn();
   // PMU counting (options::pmu / LOCUS_PMU=1; no-ops otherwise): start resets every worker's
   // counters and enables them, stop disables them. stats() reports what was counted in between,
   // so that the region measured is the caller's, not the whole process.

@@ -20,7 +20,8 @@
 //   them the profile's bytes per nanosecond of task time stand in (LOCUS_CATS_BOUND).
 // - A task whose spawn path the profile does not know, spawned above the cut, is taken for a
 //   leaf inter-socket task: its subtree runs in one package, and the program stays correct
-//   whatever shape its later iterations take.
+//   whatever shape its later iterations take. A root in which most such tasks had unknown ids
+//   makes the next root a profiled one again (so does runtime::relearn, for another program).
 // - A leaf inter-socket task goes to the pool of the package that ran the subtree at its spawn
 //   path in the previous iteration (the first time, the package with the fewest subtrees queued
 //   or running; the paper pushes every one to its spawner's package), so that a package finds the
@@ -69,14 +70,24 @@ void tell(cats_event::what kind, int worker, int package, std::uint64_t path, ti
     o({kind, worker, package, path, t});
 }
 
-// The per-task state (policy_slot).
+// The per-task state (policy_slot). `id` is §3.2.2's identifier: the i-th child of a task with
+// id S has id S.i (hashed), i counting every child the task spawned, in every group, since it
+// began or since the iteration it drives last ended (locus::next_iteration). The core's spawn
+// path counts children per task group, so that a task's nested groups (a recursion that runs
+// its last part inline, as split_rows does) give their first children the same path.
 struct task_state {
-  profile_node* node;    // profiling: where the task's bytes go (its own node or an ancestor's)
-  std::int32_t package;  // a leaf inter-socket task: the package whose subtree slot it holds
-  std::int32_t home;     // and the worker it began on, where its joins end
+  profile_node* node;  // profiling: where the task's bytes go (its own node or an ancestor's)
+  std::uint64_t id;
+  std::int32_t package;   // a leaf inter-socket task: the package whose subtree slot it holds
+  std::int32_t home;      // a task of the inter-socket tier: the worker it began on
+  std::uint32_t spawned;  // children given an id so far
   tier t;
   bool own_node;  // `node` is the task's own
 };
+constexpr std::uint64_t root_id = root_path;
+inline std::uint64_t child_id(task_state& parent) noexcept {
+  return parent.id * 0x9E3779B97F4A7C15ULL + ++parent.spawned;
+}
 task_state& state_of(task_frame& f) noexcept {
   return f.slot.as<task_state>();
 }
@@ -169,6 +180,7 @@ class cats_policy final : public policy_base<cats_policy> {
         {"leaf_inter_tasks", static_cast<double>(report_.counts.leaves)},
         {"subtrees_run", static_cast<double>(subtrees)},
         {"unknown_tasks", static_cast<double>(unknown_.load(std::memory_order_relaxed))},
+        {"profiles", static_cast<double>(profiles_.load(std::memory_order_relaxed))},
     };
   }
 
@@ -180,7 +192,7 @@ class cats_policy final : public policy_base<cats_policy> {
   void task_begin(context& ctx) override {
     task_frame& f = ctx.current();
     task_state& t = state_of(f);
-    if (f.path() == root_path && t.node == nullptr && t.t == tier::unknown) begin_root(ctx, f);
+    if (f.path() == root_path && t.id == 0) begin_root(ctx, f);
     switch (mode_.load(std::memory_order_acquire)) {
       case mode::profiling:
         close_segment(ctx, t);
@@ -201,6 +213,7 @@ class cats_policy final : public policy_base<cats_policy> {
     task_frame& f = ctx.current();
     task_state& t = state_of(f);
     if (t.t == tier::leaf && t.package >= 0) end_subtree(ctx, f);
+    if (f.path() == root_path && t.id == root_id) end_root();
     if (mode_.load(std::memory_order_acquire) != mode::profiling || t.node == nullptr) return;
     close_segment(ctx, t);
     if (cats_miss_source m = miss_source_used_) {
@@ -210,9 +223,18 @@ class cats_policy final : public policy_base<cats_policy> {
     if (t.node->parent == nullptr && t.own_node) finish_profiling(ctx);
   }
 
+  // Another program from the next root on: it is profiled again.
+  void relearn() override {
+    if (mode_.load(std::memory_order_acquire) != mode::profiling) {
+      mode_.store(mode::fresh, std::memory_order_release);
+    }
+  }
+
   void iteration_end(context& ctx) override {
-    if (mode_.load(std::memory_order_acquire) != mode::profiling) return;
     task_frame& f = ctx.current();
+    // The next iteration's children get the ids of this one's.
+    state_of(f).spawned = 0;
+    if (mode_.load(std::memory_order_acquire) != mode::profiling) return;
     close_segment(ctx, state_of(f));
     finish_profiling(ctx);
     // The task driving the loop goes on in the scheduled iterations with its learned tier.
@@ -220,7 +242,7 @@ class cats_policy final : public policy_base<cats_policy> {
       task_state& t = state_of(f);
       t.node = nullptr;
       t.own_node = false;
-      t.t = known_tier(f.path());
+      t.t = known_tier(t.id);
       if (t.t == tier::unknown) t.t = tier::leaf;
       t.home = package(package_of(ctx.self())).first;
       if (t.t == tier::leaf) begin_subtree(ctx, f);
@@ -239,23 +261,25 @@ class cats_policy final : public policy_base<cats_policy> {
         if (p.own_node && p.node->hint == 0 && spawn.group.size_bytes != 0) {
           p.node->hint = spawn.group.size_bytes;
         }
-        profile_node* mine =
-            p.node != nullptr ? profile_->add(ctx.self(), spawn.child.path(), p.node) : nullptr;
-        c = {mine != nullptr ? mine : p.node, -1, -1, tier::unknown, mine != nullptr};
+        const std::uint64_t id = child_id(p);
+        profile_node* mine = p.node != nullptr ? profile_->add(ctx.self(), id, p.node) : nullptr;
+        c = {mine != nullptr ? mine : p.node, id, -1, -1, 0, tier::unknown, mine != nullptr};
         // §3.4: parent-first while profiling.
         return spawn_decision::parent_first;
       }
-      case mode::scheduled:
+      case mode::scheduled: {
         if (p.t == tier::leaf) {
           // The subtree below a leaf inter-socket task: child-first, stolen inside the package,
           // with no hooks from its children down.
-          c = {nullptr, -1, -1, tier::intra, false};
+          c = {nullptr, 0, -1, -1, 0, tier::intra, false};
           spawn.child.children_unhooked = true;
           return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
         }
-        c = {nullptr, -1, -1, known_tier(spawn.child.path()), false};
+        const std::uint64_t id = child_id(p);
+        c = {nullptr, id, -1, -1, 0, known_tier(id), false};
         if (c.t != tier::inter) c.t = tier::leaf;
         return spawn_decision::route;
+      }
       default:
         return spawn.queued ? spawn_decision::parent_first : spawn_decision::child_first;
     }
@@ -285,7 +309,7 @@ class cats_policy final : public policy_base<cats_policy> {
     if (item.kind == item_kind::task) {
       task_frame& f = context::record_of(item);
       const bool leaf = state_of(f).t == tier::leaf;
-      package_state& to = leaf ? package(last_package_of(f.path(), package_of(self))) : home;
+      package_state& to = leaf ? package(last_package_of(state_of(f).id, package_of(self))) : home;
       {
         const std::lock_guard hold(to.lock);
         (leaf ? to.leaves : to.inter).push_back(&item);
@@ -406,20 +430,41 @@ class cats_policy final : public policy_base<cats_policy> {
     return best;
   }
 
-  tier known_tier(std::uint64_t path) noexcept {
-    const tier t = profile_->tier_of(path);
-    if (t == tier::unknown) unknown_.fetch_add(1, std::memory_order_relaxed);
+  tier known_tier(std::uint64_t id) noexcept {
+    const tier t = profile_->tier_of(id);
+    looked_up_.fetch_add(1, std::memory_order_relaxed);
+    if (t == tier::unknown) {
+      unknown_.fetch_add(1, std::memory_order_relaxed);
+      unknown_in_root_.fetch_add(1, std::memory_order_relaxed);
+    }
     return t;
+  }
+
+  // A root ends after the profiled one: if most tasks it spawned above the cut had ids the
+  // profile does not know, the program has changed its shape (or is another program), and the
+  // next root is profiled again.
+  void end_root() noexcept {
+    if (mode_.load(std::memory_order_acquire) != mode::scheduled) return;
+    const std::uint64_t looked = looked_up_.load(std::memory_order_relaxed);
+    if (2 * unknown_in_root_.load(std::memory_order_relaxed) > looked) {
+      mode_.store(mode::fresh, std::memory_order_release);
+    }
   }
 
   // ---- the profiling iteration
 
   void begin_root(context& ctx, task_frame& f) {
     task_state& t = state_of(f);
+    t.id = root_id;
+    t.spawned = 0;
     t.package = -1;
     t.home = -1;
     mode m = mode_.load(std::memory_order_acquire);
+    looked_up_.store(0, std::memory_order_relaxed);
+    unknown_in_root_.store(0, std::memory_order_relaxed);
     if (m == mode::fresh) {
+      profiles_.fetch_add(1, std::memory_order_relaxed);
+      // No task of an earlier profile runs between roots.
       profile_ = std::make_unique<profile>(static_cast<int>(workers_.size()), profile_tasks_);
       miss_source_used_ = miss_source.load(std::memory_order_relaxed);
       prof::declared_bytes_meter(true);
@@ -427,13 +472,13 @@ class cats_policy final : public policy_base<cats_policy> {
       profile_began_ns_ = ctx.now_ns();
       for (auto& w : workers_) w.work_ns.store(0, std::memory_order_relaxed);
       mode_.store(mode::profiling, std::memory_order_release);
-      t.node = profile_->add(ctx.self(), f.path(), nullptr);
+      t.node = profile_->add(ctx.self(), t.id, nullptr);
       t.own_node = t.node != nullptr;
       start_segment(ctx);
       return;
     }
     if (m == mode::scheduled) {
-      t.t = known_tier(f.path());
+      t.t = known_tier(t.id);
       if (t.t == tier::unknown) t.t = tier::leaf;
       return;
     }
@@ -527,7 +572,7 @@ class cats_policy final : public policy_base<cats_policy> {
     p.subtrees_run.fetch_add(1, std::memory_order_relaxed);
     {
       const std::lock_guard hold(placement_lock_);
-      last_package_[f.path()] = t.package;
+      last_package_[t.id] = t.package;
     }
     tell(cats_event::what::subtree_begin, ctx.self(), t.package, f.path(), tier::leaf);
     for (int w = p.first; w < p.last; ++w) {
@@ -623,6 +668,8 @@ class cats_policy final : public policy_base<cats_policy> {
   std::atomic<bool> metering_declared_{false};
   std::uint64_t profile_began_ns_ = 0;
   std::atomic<std::uint64_t> unknown_{0};
+  std::atomic<std::uint64_t> looked_up_{0}, unknown_in_root_{0};  // in the running root
+  std::atomic<std::uint64_t> profiles_{0};
   std::mutex placement_lock_;
   std::unordered_map<std::uint64_t, int> last_package_;  // leaf inter-socket task -> package
   mutable std::mutex report_lock_;

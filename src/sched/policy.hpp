@@ -120,6 +120,9 @@ class policy {
   // iteration started has ended. Roots are iterations too; their tasks see task_begin and
   // task_end like any other.
   virtual void iteration_end(context& ctx) { (void)ctx; }
+  // The roots from now on belong to another program (runtime::relearn, between roots): forget
+  // what was learned from the earlier one.
+  virtual void relearn() {}
 
   // ---- per spawn and per task (called only when overridden)
   // Every spawn: run the child now (with its continuation stealable, or serially), queue it

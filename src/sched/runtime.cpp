@@ -48,6 +48,10 @@ locus::stats runtime::stats() const {
 void runtime::reset_stats() {
   impl_->reset_stats();
 }
+void runtime::relearn() {
+  impl_->sched->relearn();
+}
+
 void runtime::pmu_start() {
   impl_->pmu.start();
 }
