@@ -537,8 +537,9 @@ class cats_policy final : public policy_base<cats_policy> {
     for (const auto& w : workers_) work += w.work_ns.load(std::memory_order_relaxed);
     r.root_bytes = r.used != source::none ? profile_->root_size(r.used) : 0;
     r.bytes_per_ns = work != 0 ? static_cast<double>(r.root_bytes) / static_cast<double>(work) : 0;
-    r.cpu_bound = bound_choice_ == "cpu" ||
-                  (bound_choice_ == "auto" && r.bytes_per_ns < default_cpu_bound_bytes_per_ns);
+    r.cpu_bound = r.used != source::none &&
+                  (bound_choice_ == "cpu" ||
+                   (bound_choice_ == "auto" && r.bytes_per_ns < default_cpu_bound_bytes_per_ns));
     const std::uint64_t cache = packages_.front()->cache_bytes;
     mode next = mode::as_ws;
     const char* why = nullptr;
