@@ -18,12 +18,12 @@
 //   of the groups a task creates, or the bytes it declares to the locality model
 //   (LOCUS_CATS_SOURCE). CPU-bound detection (CMPI, §3.5) needs instruction counts; without
 //   them the profile's bytes per nanosecond of task time stand in (LOCUS_CATS_BOUND).
-// - A task whose spawn path the profile does not know, spawned above the cut, is taken for a
+// - A task whose id the profile does not know, spawned above the cut, is taken for a
 //   leaf inter-socket task: its subtree runs in one package, and the program stays correct
 //   whatever shape its later iterations take. A root in which most such tasks had unknown ids
 //   makes the next root a profiled one again (so does runtime::relearn, for another program).
-// - A leaf inter-socket task goes to the pool of the package that ran the subtree at its spawn
-//   path in the previous iteration (the first time, the package with the fewest subtrees queued
+// - A leaf inter-socket task goes to the pool of the package that ran the subtree of its id in
+//   the previous iteration (the first time, the package with the fewest subtrees queued
 //   or running; the paper pushes every one to its spawner's package), so that a package finds the
 //   data of its subtree in its cache again: otherwise which package steals which subtree changes
 //   from one iteration to the next, and an iterative program's halves trade caches. Another head
@@ -66,8 +66,9 @@ std::atomic<cats_observer> observer{nullptr};
 std::atomic<cats_miss_source> miss_source{nullptr};
 
 void tell(cats_event::what kind, int worker, int package, std::uint64_t path, tier t) {
-  if (cats_observer o = observer.load(std::memory_order_relaxed))
+  if (cats_observer o = observer.load(std::memory_order_relaxed)) {
     o({kind, worker, package, path, t});
+  }
 }
 
 // The per-task state (policy_slot). `id` is §3.2.2's identifier: the i-th child of a task with
