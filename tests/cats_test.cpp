@@ -382,6 +382,44 @@ TEST_F(Cats, ALaterIterationOfAnotherShapeStillRunsCorrectly) {
   EXPECT_EQ(rec->overlaps.load(), 0);
 }
 
+TEST_F(Cats, ASubtreeWithAPlaceHintRunsInThatPlacesPackage) {
+  locus::detail::set_cats_miss_source(&injected_misses);
+  locus::runtime rt{machine()};
+  ASSERT_EQ(rt.num_places(), 2);
+  // Two parts of 512 KB under a root of 1 MB: one subtree for each package, part 0 hinted to
+  // place 1 and part 1 to place 0 (the least loaded package would take them the other way).
+  constexpr int n = cells_8mb / 8;
+  std::vector<std::int32_t> cells(static_cast<std::size_t>(n), 1);
+  for (int it = 0; it < 4; ++it) {
+    {
+      const std::lock_guard hold(rec->lock);
+      rec->iteration = it;
+    }
+    const std::int64_t sum = rt.exec([&] {
+      std::int64_t got[2] = {};
+      locus::task_group tg;
+      for (int k = 0; k < 2; ++k) {
+        tg.run(
+            [&, k] {
+              got[k] = visit(cells, {k * n / 2, (k + 1) * n / 2}, {});
+            },
+            locus::place{1 - k});
+      }
+      tg.wait();
+      return got[0] + got[1];
+    });
+    EXPECT_EQ(sum, n);
+  }
+  int subtrees = 0;
+  for (const auto& [when, e] : rec->events) {
+    if (e.kind != cats_event::what::subtree_begin) continue;
+    ++subtrees;
+    const int part = rec->range_of_path.at(e.path).first / (n / 2);
+    EXPECT_EQ(e.package, 1 - part) << "part " << part << " in iteration " << when;
+  }
+  EXPECT_EQ(subtrees, 3 * 2);
+}
+
 TEST_F(Cats, AnotherProgramIsProfiledAgain) {
   locus::detail::set_cats_miss_source(&injected_misses);
   locus::runtime rt{machine()};

@@ -23,8 +23,9 @@
 //   whatever shape its later iterations take. A root in which most such tasks had unknown ids
 //   makes the next root a profiled one again (so does runtime::relearn, for another program).
 // - A leaf inter-socket task goes to the pool of the package that ran the subtree of its id in
-//   the previous iteration (the first time, the package with the fewest subtrees queued
-//   or running; the paper pushes every one to its spawner's package), so that a package finds the
+//   the previous iteration (the first time, the package of its place hint if it has one, else
+//   the package with the fewest subtrees queued or running; the paper pushes every one to its
+//   spawner's package), so that a package finds the
 //   data of its subtree in its cache again: otherwise which package steals which subtree changes
 //   from one iteration to the next, and an iterative program's halves trade caches. Another head
 //   steals it only while that package runs another subtree (the paper's heads steal any
@@ -147,6 +148,10 @@ class cats_policy final : public policy_base<cats_policy> {
           static_cast<std::size_t>(config::parse_int_in("LOCUS_CATS_PROFILE_TASKS", v, 1, 1 << 26));
     }
     build_packages(topology, workers, cache);
+    package_of_place_.assign(static_cast<std::size_t>(topology.num_numa()), 0);
+    for (int w = workers - 1; w >= 0; --w) {
+      package_of_place_[static_cast<std::size_t>(topology.numa_of(w))] = package_of(w);
+    }
     workers_ = std::vector<worker_state>(static_cast<std::size_t>(workers));
   }
 
@@ -310,7 +315,8 @@ class cats_policy final : public policy_base<cats_policy> {
     if (item.kind == item_kind::task) {
       task_frame& f = context::record_of(item);
       const bool leaf = state_of(f).t == tier::leaf;
-      package_state& to = leaf ? package(last_package_of(state_of(f).id, package_of(self))) : home;
+      package_state& to =
+          leaf ? package(package_for_subtree(state_of(f).id, f.place(), package_of(self))) : home;
       {
         const std::lock_guard hold(to.lock);
         (leaf ? to.leaves : to.inter).push_back(&item);
@@ -408,13 +414,17 @@ class cats_policy final : public policy_base<cats_policy> {
     return upper && t.home >= 0 && t.home != self ? t.home : -1;
   }
 
-  // The package that last ran the subtree at `path`; the first time, the one with the fewest
-  // subtrees queued or running, `spawner`'s on a tie.
-  int last_package_of(std::uint64_t path, int spawner) {
+  // The package that last ran the subtree of `id`; the first time, the package of its place
+  // hint (locus::place), else the one with the fewest subtrees queued or running, `spawner`'s on
+  // a tie.
+  int package_for_subtree(std::uint64_t id, int place, int spawner) {
     {
       const std::lock_guard hold(placement_lock_);
-      const auto it = last_package_.find(path);
+      const auto it = last_package_.find(id);
       if (it != last_package_.end()) return it->second;
+    }
+    if (place >= 0 && static_cast<std::size_t>(place) < package_of_place_.size()) {
+      return package_of_place_[static_cast<std::size_t>(place)];
     }
     const int n = static_cast<int>(packages_.size());
     int best = spawner, least = INT_MAX;
@@ -661,6 +671,7 @@ class cats_policy final : public policy_base<cats_policy> {
   std::size_t profile_tasks_ = default_profile_tasks;
   std::vector<std::unique_ptr<package_state>> packages_;
   std::vector<int> package_of_;
+  std::vector<int> package_of_place_;  // the package of a place's first worker
   std::vector<worker_state> workers_;
 
   std::atomic<mode> mode_{mode::fresh};
