@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +71,27 @@ TEST(Stats, TextAndJsonNameTheStealLevels) {
     EXPECT_NE(text.find(level), std::string::npos) << level << " in\n" << text;
   }
   EXPECT_EQ(text.find("L0="), std::string::npos) << text;
+}
+
+// A scheduler's own figures: whole numbers exactly, fractions with six digits, nothing JSON
+// cannot hold; in the text, one line after the table.
+TEST(Stats, PolicyFiguresInTextAndJson) {
+  locus::stats s;
+  s.scheduler = "cats";
+  s.policy = {{"profiled_tasks", 262144},
+              {"bytes_per_ns", 2.5},
+              {"root_bytes", 8388608},
+              {"nothing", std::nan("")}};
+  const std::string json = s.to_json();
+  EXPECT_NE(
+      json.find(
+          R"("policy":{"profiled_tasks":262144,"bytes_per_ns":2.5,"root_bytes":8388608,"nothing":null})"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(s.to_text().find("cats: profiled_tasks=262144 bytes_per_ns=2.5 root_bytes=8388608"),
+            std::string::npos)
+      << s.to_text();
+  EXPECT_NE(locus::stats{}.to_json().find(R"("policy":{})"), std::string::npos);
 }
 
 TEST(Stats, RealTopologyNamesEveryStealLevel) {

@@ -86,8 +86,6 @@ std::string json_quote(const std::string& text) {
   return out + '"';
 }
 
-// "pmu":{"instructions":123,"cycles":"unavailable: ...",...},"pmu_running_ratio":{"instructions":1}
-// (running / enabled time of each counted counter: below 1 the value was scaled up).
 // Whole numbers (counts, bytes) exactly, others with 6 significant digits; never NaN or inf,
 // which JSON cannot hold.
 std::string policy_number(double v) {
@@ -101,6 +99,8 @@ std::string policy_number(double v) {
   return text;
 }
 
+// "pmu":{"instructions":123,"cycles":"unavailable: ...",...},"pmu_running_ratio":{"instructions":1}
+// (running / enabled time of each counted counter: below 1 the value was scaled up).
 void json_pmu(std::ostringstream& out, const std::vector<pmu_value>& pmu) {
   out << ",\"pmu\":{";
   const char* sep = "";
