@@ -28,9 +28,21 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-std::size_t parse_size(std::string_view variable, std::string_view text) {
-  const std::string_view accepted =
-      "a size in bytes with an optional K, M or G suffix (powers of 1024), between 16K and 1G";
+namespace {
+std::string size_text(std::size_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
+    const std::size_t scale = std::size_t{1} << shift;
+    if (bytes >= scale && bytes % scale == 0) return std::to_string(bytes / scale) + unit;
+  }
+  return std::to_string(bytes);
+}
+}  // namespace
+
+std::size_t parse_bytes_in(std::string_view variable, std::string_view text, std::size_t min,
+                           std::size_t max) {
+  const std::string accepted =
+      "a size in bytes with an optional K, M or G suffix (powers of 1024), between " +
+      size_text(min) + " and " + size_text(max);
   const std::string_view t = trim(text);
   std::size_t value = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
@@ -51,8 +63,12 @@ std::size_t parse_size(std::string_view variable, std::string_view text) {
   }
   if (value > std::numeric_limits<std::size_t>::max() / scale) reject(variable, text, accepted);
   value *= scale;
-  if (value < min_stack_size || value > max_stack_size) reject(variable, text, accepted);
+  if (value < min || value > max) reject(variable, text, accepted);
   return value;
+}
+
+std::size_t parse_size(std::string_view variable, std::string_view text) {
+  return parse_bytes_in(variable, text, min_stack_size, max_stack_size);
 }
 
 std::size_t parse_line_size(std::string_view variable, std::string_view text) {

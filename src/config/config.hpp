@@ -41,7 +41,11 @@ settings resolve(const options& explicit_options, const std::vector<std::string>
                          std::string_view accepted);
 
 // Parsers, each throwing config_error that names `variable`.
+// A stack size: bytes with an optional K/M/G suffix, min_stack_size .. max_stack_size.
 std::size_t parse_size(std::string_view variable, std::string_view text);
+// Bytes with an optional K/M/G suffix (powers of 1024), in [min, max].
+std::size_t parse_bytes_in(std::string_view variable, std::string_view text, std::size_t min,
+                           std::size_t max);
 int parse_positive_int(std::string_view variable, std::string_view text);
 // A cache line size for the locality model: a power of two from 8 to 4096 bytes (K suffix
 // accepted).

@@ -14,10 +14,12 @@
 // model), or the profile finds it CPU-bound (§3.5), cats runs as ws and its statistics say why.
 //
 // Choices where the paper leaves details open, or this machine forces one:
-// - No PMU here: the profile takes, in order, the PMU-like misses a test injects, the size hints
-//   of the groups a task creates, or the bytes it declares to the locality model
-//   (LOCUS_CATS_SOURCE). CPU-bound detection (CMPI, §3.5) needs instruction counts; without
-//   them the profile's bytes per nanosecond of task time stand in (LOCUS_CATS_BOUND).
+// - The profile takes, in order, misses (a test's injected ones, else the private L2 misses each
+//   worker counts for its own thread with perf_event_open, the paper's PMC), the size hints of
+//   the groups a task creates, or the bytes it declares to the locality model
+//   (LOCUS_CATS_SOURCE); this machine has no PMU and uses the hints. CPU-bound detection (CMPI,
+//   §3.5) needs instruction counts; without them the profile's bytes per nanosecond of task time
+//   stand in (LOCUS_CATS_BOUND).
 // - A task whose id the profile does not know, spawned above the cut, is taken for a
 //   leaf inter-socket task: its subtree runs in one package, and the program stays correct
 //   whatever shape its later iterations take. A root in which most such tasks had unknown ids
@@ -49,6 +51,8 @@
 
 #include "config/config.hpp"
 #include "prof/locality_hooks.hpp"
+#include "prof/perf_event.hpp"
+#include "prof/pmu_events.hpp"
 #include "sched/cats_audit.hpp"
 #include "sched/cats_profile.hpp"
 #include "sched/context.hpp"
@@ -65,6 +69,7 @@ using cats::tier;
 
 std::atomic<cats_observer> observer{nullptr};
 std::atomic<cats_miss_source> miss_source{nullptr};
+std::atomic<const prof::event_spec*> pmu_event{nullptr};
 
 void tell(cats_event::what kind, int worker, int package, std::uint64_t path, tier t) {
   if (cats_observer o = observer.load(std::memory_order_relaxed)) {
@@ -111,7 +116,17 @@ struct alignas(64) worker_state {
   std::uint64_t last_bytes = 0, last_ns = 0;
   bool metering = false;
   std::atomic<std::uint64_t> work_ns{0};
+  // This worker's PMU counter of private last-level misses, opened on its own thread the first
+  // time it measures.
+  bool pmu_tried = false;
+  prof::event_fd pmu;
+  prof::group_sample sample;
+  std::uint64_t last_count = 0;
 };
+
+// What the profiled iteration measures per task: nothing (sizes from hints only), misses a test
+// injects, PMU misses, or the bytes tasks declare.
+enum class meter_kind : int { none, injected, pmu, declared };
 
 constexpr std::size_t default_profile_tasks = std::size_t{1} << 18;
 // Below this many bytes per nanosecond of task time the profiled iteration counts as CPU-bound.
@@ -125,7 +140,7 @@ class cats_policy final : public policy_base<cats_policy> {
   cats_policy& operator=(const cats_policy&) = delete;
   // A runtime that ends in its profiled iteration stops metering.
   ~cats_policy() override {
-    if (metering_declared_.exchange(false, std::memory_order_relaxed)) {
+    if (meter_.exchange(meter_kind::none, std::memory_order_relaxed) == meter_kind::declared) {
       prof::declared_bytes_meter(false);
     }
   }
@@ -140,8 +155,7 @@ class cats_policy final : public policy_base<cats_policy> {
     }
     std::optional<std::uint64_t> cache;
     if (const char* v = std::getenv("LOCUS_CATS_CACHE")) {
-      cache = config::parse_size("LOCUS_CATS_CACHE", v);
-      if (*cache == 0) config::reject("LOCUS_CATS_CACHE", v, "a size above 0, e.g. 6M");
+      cache = config::parse_bytes_in("LOCUS_CATS_CACHE", v, 1, std::size_t{1} << 40);
     }
     if (const char* v = std::getenv("LOCUS_CATS_PROFILE_TASKS")) {
       profile_tasks_ =
@@ -187,6 +201,7 @@ class cats_policy final : public policy_base<cats_policy> {
         {"subtrees_run", static_cast<double>(subtrees)},
         {"unknown_tasks", static_cast<double>(unknown_.load(std::memory_order_relaxed))},
         {"profiles", static_cast<double>(profiles_.load(std::memory_order_relaxed))},
+        {"pmu_workers", static_cast<double>(report_.pmu_workers)},
     };
   }
 
@@ -368,6 +383,7 @@ class cats_policy final : public policy_base<cats_policy> {
     std::uint64_t profile_ns = 0;
     double bytes_per_ns = 0;
     std::uint64_t root_bytes = 0;
+    int pmu_workers = 0;
   };
 
   void build_packages(const topo::topology& t, int workers, std::optional<std::uint64_t> cache) {
@@ -478,8 +494,7 @@ class cats_policy final : public policy_base<cats_policy> {
       // No task of an earlier profile runs between roots.
       profile_ = std::make_unique<profile>(static_cast<int>(workers_.size()), profile_tasks_);
       miss_source_used_ = miss_source.load(std::memory_order_relaxed);
-      prof::declared_bytes_meter(true);
-      metering_declared_.store(true, std::memory_order_relaxed);
+      start_meter(ctx);
       profile_began_ns_ = ctx.now_ns();
       for (auto& w : workers_) w.work_ns.store(0, std::memory_order_relaxed);
       mode_.store(mode::profiling, std::memory_order_release);
@@ -496,13 +511,62 @@ class cats_policy final : public policy_base<cats_policy> {
     if (m == mode::as_ws) f.children_unhooked = true;  // ws: no hooks below the root
   }
 
-  std::uint64_t meter() const noexcept {
-    return metering_declared_.load(std::memory_order_relaxed) ? prof::declared_bytes_here() : 0;
+  // Misses from the PMU where this worker can count them (the first try opens its counter),
+  // else the bytes tasks declare; a test's injected misses are added at each task's end.
+  void start_meter(context& ctx) {
+    meter_kind kind = meter_kind::declared;
+    if (miss_source_used_ != nullptr) {
+      kind = meter_kind::injected;
+    } else if (source_choice_ == "auto" || source_choice_ == "misses") {
+      pmu_events_.clear();
+      if (const prof::event_spec* e = pmu_event.load(std::memory_order_relaxed)) {
+        pmu_events_.push_back(*e);
+      } else {
+        for (const auto& r : prof::default_counters(prof::this_cpu())) {
+          if (r.name == "l2_misses") pmu_events_ = r.candidates;
+        }
+      }
+      worker_state& w = here(ctx);
+      w.pmu_tried = false;
+      if (open_pmu(w)) kind = meter_kind::pmu;
+    }
+    if (kind == meter_kind::declared) prof::declared_bytes_meter(true);
+    meter_.store(kind, std::memory_order_relaxed);
+    pmu_workers_.store(kind == meter_kind::pmu ? 1 : 0, std::memory_order_relaxed);
+  }
+
+  bool open_pmu(worker_state& w) noexcept {
+    w.pmu_tried = true;
+    if (w.pmu.valid()) return true;
+    for (const prof::event_spec& spec : pmu_events_) {
+      const int fd = prof::open_for_this_thread(spec, -1);
+      if (fd < 0) continue;
+      prof::event_fd counter(fd);
+      if (!prof::group_reset(fd) || !prof::group_enable(fd)) continue;
+      w.pmu = std::move(counter);
+      return true;
+    }
+    return false;
+  }
+
+  std::uint64_t meter(worker_state& w) noexcept {
+    switch (meter_.load(std::memory_order_relaxed)) {
+      case meter_kind::declared:
+        return prof::declared_bytes_here();
+      case meter_kind::pmu:
+        if (!w.pmu_tried && open_pmu(w)) pmu_workers_.fetch_add(1, std::memory_order_relaxed);
+        if (w.pmu.valid() && prof::read_group(w.pmu.get(), w.sample) && !w.sample.values.empty()) {
+          w.last_count = w.sample.values.front().second;
+        }
+        return w.last_count * cats_line_bytes;
+      default:
+        return 0;
+    }
   }
 
   void start_segment(context& ctx) noexcept {
     worker_state& w = here(ctx);
-    w.last_bytes = meter();
+    w.last_bytes = meter(w);
     w.last_ns = ctx.now_ns();
     w.metering = true;
   }
@@ -510,7 +574,7 @@ class cats_policy final : public policy_base<cats_policy> {
   // The bytes and time since this worker's last hook belong to the task that reaches this one.
   void close_segment(context& ctx, task_state& t) noexcept {
     worker_state& w = here(ctx);
-    const std::uint64_t bytes = meter(), now = ctx.now_ns();
+    const std::uint64_t bytes = meter(w), now = ctx.now_ns();
     if (w.metering) {
       w.work_ns.fetch_add(now - w.last_ns, std::memory_order_relaxed);
       if (t.node != nullptr && bytes > w.last_bytes) {
@@ -522,8 +586,8 @@ class cats_policy final : public policy_base<cats_policy> {
     w.metering = true;
   }
 
-  source choose_source() const {
-    const bool injected = miss_source_used_ != nullptr;
+  source choose_source(meter_kind kind) const {
+    const bool injected = kind == meter_kind::injected || kind == meter_kind::pmu;
     const bool measured = profile_->any_measured();
     const bool hinted = profile_->any_hint();
     if (source_choice_ == "misses") return injected && measured ? source::misses : source::none;
@@ -538,12 +602,12 @@ class cats_policy final : public policy_base<cats_policy> {
   }
 
   void finish_profiling(context& ctx) {
-    if (metering_declared_.exchange(false, std::memory_order_relaxed)) {
-      prof::declared_bytes_meter(false);
-    }
+    const meter_kind kind = meter_.exchange(meter_kind::none, std::memory_order_relaxed);
+    if (kind == meter_kind::declared) prof::declared_bytes_meter(false);
     report r;
     r.profile_ns = ctx.now_ns() - profile_began_ns_;
-    r.used = choose_source();
+    r.used = choose_source(kind);
+    r.pmu_workers = kind == meter_kind::pmu ? pmu_workers_.load(std::memory_order_relaxed) : 0;
     std::uint64_t work = 0;
     for (const auto& w : workers_) work += w.work_ns.load(std::memory_order_relaxed);
     r.root_bytes = r.used != source::none ? profile_->root_size(r.used) : 0;
@@ -678,7 +742,9 @@ class cats_policy final : public policy_base<cats_policy> {
   std::unique_ptr<profile> profile_;
   cats_miss_source miss_source_used_ = nullptr;
   // Read by every worker's segments while the profile ends on one of them.
-  std::atomic<bool> metering_declared_{false};
+  std::atomic<meter_kind> meter_{meter_kind::none};
+  std::vector<prof::event_spec> pmu_events_;  // the candidates for this CPU's L2 misses
+  std::atomic<int> pmu_workers_{0};           // workers whose counter opened
   std::uint64_t profile_began_ns_ = 0;
   std::atomic<std::uint64_t> unknown_{0};
   std::atomic<std::uint64_t> looked_up_{0}, unknown_in_root_{0};  // in the running root
@@ -697,6 +763,10 @@ void set_cats_observer(cats_observer o) noexcept {
 
 void set_cats_miss_source(cats_miss_source s) noexcept {
   miss_source.store(s, std::memory_order_relaxed);
+}
+
+void set_cats_pmu_event(const prof::event_spec* event) noexcept {
+  pmu_event.store(event, std::memory_order_relaxed);
 }
 
 std::unique_ptr<policy> make_cats_policy() {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "prof/perf_event.hpp"
 #include "sched/cats_profile.hpp"
 
 namespace locus::detail {
@@ -34,5 +35,9 @@ inline constexpr std::uint64_t cats_line_bytes = 64;
 // before the runtime's first root.
 using cats_miss_source = std::uint64_t (*)(std::uint64_t path);
 void set_cats_miss_source(cats_miss_source source) noexcept;
+// Replaces the PMU event cats counts per worker (this CPU's private L2 misses) by `event`, which
+// must outlive the runtimes that profile with it: a software event stands in where the machine
+// has no PMU, through the same perf_event path. Null restores the L2 misses.
+void set_cats_pmu_event(const prof::event_spec* event) noexcept;
 
 }  // namespace locus::detail
