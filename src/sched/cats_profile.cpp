@@ -35,12 +35,12 @@ profile::profile(int workers, std::size_t max_nodes)
   for (arena& a : arenas_) a.room = each;
 }
 
-profile_node* profile::add(int worker, std::uint64_t path, profile_node* parent) {
+profile_node* profile::add(int worker, std::uint64_t id, profile_node* parent) {
   arena& a = arenas_[static_cast<std::size_t>(worker)];
   if (a.room == 0) return nullptr;
   --a.room;
   profile_node& n = a.nodes.emplace_back();
-  n.path = path;
+  n.id = id;
   n.parent = parent;
   // Only the root is added without a parent, before any other task of the iteration runs.
   if (parent == nullptr && root_ == nullptr) root_ = &n;
@@ -98,25 +98,17 @@ partition_counts profile::partition(source by, std::uint64_t cache_bytes) {
       } else if (parent_size >= cache_bytes) {
         t = tier::leaf;
         ++counts.leaves;
-      } else {
-        ++counts.intra;
       }
       ++counts.nodes;
-      frozen_[n.path] = learned{size, t};
+      frozen_[n.id] = t;
     }
   }
   return counts;
 }
 
-tier profile::tier_of(std::uint64_t path) const noexcept {
-  const auto it = frozen_.find(path);
-  return it != frozen_.end() ? it->second.t : tier::unknown;
-}
-
-std::optional<std::uint64_t> profile::size_of(std::uint64_t path) const noexcept {
-  const auto it = frozen_.find(path);
-  if (it == frozen_.end()) return std::nullopt;
-  return it->second.size;
+tier profile::tier_of(std::uint64_t id) const noexcept {
+  const auto it = frozen_.find(id);
+  return it != frozen_.end() ? it->second : tier::unknown;
 }
 
 std::uint64_t profile::root_size(source by) const noexcept {

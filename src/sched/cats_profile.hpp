@@ -1,8 +1,8 @@
 // What CATS learns from a program's first iteration (seed 002: Chen, Guo, Huang, ICS 2012;
-// §3.2): every task, named by its spawn path (task_frame::path), with the size of the data its
-// subtree touches, its SOID (Eq. 1: the bytes the task touched itself plus its children's
-// SOIDs), and from those sizes each task's tier against the shared cache of a package (§3.2.2,
-// Fig. 6). cats.cpp profiles and schedules with it.
+// §3.2): every task, named by its id (cats.cpp: the i-th child of task S is S.i), with the size of
+// the data its subtree touches, its SOID (Eq. 1: the bytes the task touched itself plus its
+// children's SOIDs), and from those sizes each task's tier against the shared cache of a package
+// (§3.2.2, Fig. 6). cats.cpp profiles and schedules with it.
 //
 // A task's bytes come from one of three sources, chosen after the iteration in this order:
 // - misses: private last-level cache misses times the line size, measured per task (the paper's
@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -32,7 +31,7 @@ enum class source : std::uint8_t { none, misses, hints, declared };
 const char* source_name(source s) noexcept;
 
 struct profile_node {
-  std::uint64_t path = 0;
+  std::uint64_t id = 0;
   profile_node* parent = nullptr;
   // Bytes measured while the task ran, with those of its descendants that have no node.
   std::atomic<std::uint64_t> own{0};
@@ -49,7 +48,7 @@ struct profile_node {
 };
 
 struct partition_counts {
-  std::uint64_t nodes = 0, inter = 0, leaves = 0, intra = 0;
+  std::uint64_t nodes = 0, inter = 0, leaves = 0;
 };
 
 class profile {
@@ -59,10 +58,10 @@ class profile {
   profile(const profile&) = delete;
   profile& operator=(const profile&) = delete;
 
-  // A node for the task at `path`, a child of `parent` (nullptr for a root), from `worker`'s
+  // A node for the task with id `id`, a child of `parent` (nullptr for a root), from `worker`'s
   // arena (only that worker's thread calls this for it); nullptr when the arena is full: the task
   // then counts towards its nearest ancestor with a node.
-  profile_node* add(int worker, std::uint64_t path, profile_node* parent);
+  profile_node* add(int worker, std::uint64_t id, profile_node* parent);
   // The task of `n` has ended: its SOIDs (Eq. 1) are final and added to its parent's.
   static void end(profile_node& n) noexcept;
 
@@ -73,10 +72,8 @@ class profile {
   // After the iteration (every task but the one calling it has ended): sizes by `by`, tiers
   // against `cache_bytes`, frozen for lookups from any thread. The nodes are kept.
   partition_counts partition(source by, std::uint64_t cache_bytes);
-  // The tier of the task at `path` (unknown if the profiled iteration had no such task).
-  tier tier_of(std::uint64_t path) const noexcept;
-  // The learned SOID of the task at `path`.
-  std::optional<std::uint64_t> size_of(std::uint64_t path) const noexcept;
+  // The tier of the task with id `id` (unknown if the profiled iteration had no such task).
+  tier tier_of(std::uint64_t id) const noexcept;
   // The SOID of the first root added, by `by`.
   std::uint64_t root_size(source by) const noexcept;
 
@@ -85,13 +82,9 @@ class profile {
     std::deque<profile_node> nodes;
     std::size_t room = 0;
   };
-  struct learned {
-    std::uint64_t size;
-    tier t;
-  };
   std::vector<arena> arenas_;
   profile_node* root_ = nullptr;
-  std::unordered_map<std::uint64_t, learned> frozen_;
+  std::unordered_map<std::uint64_t, tier> frozen_;
 };
 
 }  // namespace locus::detail::cats
