@@ -280,13 +280,30 @@ TEST(ConfigTest, ResolveRejectsBadEnvironmentValues) {
         bad_case{"LOCUS_STACK_SIZE", "12", "16K"}, bad_case{"LOCUS_STACK_SIZE", "1T", "16K"},
         bad_case{"LOCUS_STACK_SIZE", "foo", "16K"}, bad_case{"LOCUS_STACK_SIZE", "8K", "16K"},
         bad_case{"LOCUS_STATS", "maybe", "true"}, bad_case{"LOCUS_PRINT_CONFIG", "maybe", "true"},
-        bad_case{"LOCUS_PMU", "2", "on, off"}, bad_case{"LOCUS_PMU", "hw", "true, false"}}) {
+        bad_case{"LOCUS_PMU", "2", "on, off"}, bad_case{"LOCUS_PMU", "hw", "true, false"},
+        bad_case{"LOCUS_SIZE_HINTS", "learned", "given, learn, learn-all, none"},
+        bad_case{"LOCUS_SIZE_HINTS_SAMPLES", "100", "1024"}}) {
     SCOPED_TRACE(std::string(c.var) + "=" + c.value);
     const std::string msg = config_error_of([&] { resolve_with({{c.var, c.value}}); });
     EXPECT_CONTAINS(msg, c.var);
     EXPECT_CONTAINS(msg, c.value);
     EXPECT_CONTAINS(msg, c.accepted);
   }
+}
+
+TEST(ConfigTest, ResolveReadsSizeHintSources) {
+  EXPECT_EQ(resolve_with({}).size_hints, locus::size_hint_source::given);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "learn"}}).size_hints,
+            locus::size_hint_source::learn);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", " Learn-All "}}).size_hints,
+            locus::size_hint_source::learn_all);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "none"}}).size_hints,
+            locus::size_hint_source::none);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "none"}},
+                         locus::options{.size_hints = locus::size_hint_source::learn})
+                .size_hints,
+            locus::size_hint_source::learn);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS_SAMPLES", "4096"}}).size_hint_samples, 4096u);
 }
 
 TEST(ConfigTest, ResolveRejectsBadExplicitOptions) {
@@ -298,7 +315,9 @@ TEST(ConfigTest, ResolveRejectsBadExplicitOptions) {
   EXPECT_CONTAINS(msg, "positive integer");
   msg = config_error_of([] { resolve_with({}, locus::options{.stack_size = 1024}); });
   EXPECT_CONTAINS(msg, "stack_size");
-  EXPECT_CONTAINS(msg, "16K");
+  EXPECT_CONTAINS(msg, "16K");  msg = config_error_of([] { resolve_with({}, locus::options{.size_hint_samples = 10}); });
+  EXPECT_CONTAINS(msg, "size_hint_samples");
+  EXPECT_CONTAINS(msg, "1024");
 }
 
 // ---- the public path: locus::runtime and the real environment --------------------------------

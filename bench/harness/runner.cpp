@@ -83,6 +83,28 @@ struct config_run {
 
 using runtime_key = std::pair<std::string, int>;
 
+// A --sched entry: a scheduler, optionally with "+SOURCE" naming where its runtime's size hints
+// come from (LOCUS_SIZE_HINTS: given, learn, learn-all, none), so that one invocation compares
+// a scheduler with the program's hints and with learned ones.
+void set_scheduler(locus::options& o, const std::string& entry) {
+  const std::size_t plus = entry.find('+');
+  o.sched = entry.substr(0, plus);
+  if (plus == std::string::npos) return;
+  const std::string source = entry.substr(plus + 1);
+  if (source == "given") {
+    o.size_hints = locus::size_hint_source::given;
+  } else if (source == "learn") {
+    o.size_hints = locus::size_hint_source::learn;
+  } else if (source == "learn-all") {
+    o.size_hints = locus::size_hint_source::learn_all;
+  } else if (source == "none") {
+    o.size_hints = locus::size_hint_source::none;
+  } else {
+    throw usage_error("--sched " + entry + ": '" + source +
+                      "' after '+' is not a source of size hints: given, learn, learn-all, none");
+  }
+}
+
 // The runtime that --locality models the serial elision on: one worker, so that the model has
 // exactly the caches on worker 0's path (and reports one instance per level). It never runs a
 // task; its worker sleeps.
@@ -97,7 +119,7 @@ std::map<runtime_key, std::unique_ptr<locus::runtime>> make_runtimes(const run_p
       const runtime_key key = serial_model ? serial_model_key : runtime_key{c.sched, c.workers};
       if (runtimes.count(key) != 0) continue;
       locus::options opts;
-      if (!serial_model) opts.sched = c.sched;
+      if (!serial_model) set_scheduler(opts, c.sched);
       opts.workers = key.second;
       if (plan.pmu) opts.pmu = true;  // otherwise LOCUS_PMU decides
       // --locality opens its own sessions around the timed repetitions; a runtime opening one
@@ -147,7 +169,7 @@ std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) 
 void measure_workspan(instance& inst, config_result& r, std::ostream& log) {
   try {
     locus::options opts;
-    opts.sched = r.config.sched;
+    set_scheduler(opts, r.config.sched);
     opts.workers = 1;
     opts.workspan = true;
     opts.locality = false;

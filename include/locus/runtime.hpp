@@ -22,6 +22,15 @@ class config_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Where the size of a task group's working set (locus::size_hint) comes from, for the schedulers
+// that tie groups to caches by it (ml-adws, ml-ws, adws's flattening; cats profiles by it).
+enum class size_hint_source : std::uint8_t {
+  given,      // the program's size_hints; a group without one has no size
+  learn,      // the program's where it gives one; learned from the first iteration elsewhere
+  learn_all,  // learned for every group: the program's size_hints are ignored
+  none,       // no sizes at all: the program's size_hints are ignored
+};
+
 // Explicit settings win; unset ones come from the environment (LOCUS_*), then the defaults.
 struct options {
   std::optional<std::string> sched{};       // LOCUS_SCHED: ws (default)
@@ -41,6 +50,13 @@ struct options {
   // LOCUS_WORKSPAN: measure work, span and parallelism (needs exactly one worker); see
   // runtime::workspan()
   std::optional<bool> workspan{};
+  // LOCUS_SIZE_HINTS: given (default), learn, learn-all, none. Learning measures, in the first
+  // iteration, the distinct bytes each task group's tasks declare to the locality model
+  // (locus/locality.hpp), and gives the group that size in later iterations.
+  std::optional<size_hint_source> size_hints{};
+  // LOCUS_SIZE_HINTS_SAMPLES: at most this many cache lines recorded while learning (16 bytes
+  // each); past it, lines are sampled by address (the figure `learn_sample_every`).
+  std::optional<std::size_t> size_hint_samples{};
 };
 
 // The configuration a runtime constructed with `opts` would run with, resolved as its
@@ -97,8 +113,8 @@ class runtime {
   locus::stats stats() const;
   void reset_stats();
   // The roots that follow belong to another program: schedulers that learn from a program's
-  // first iteration (cats) learn again from the next root. Call it between roots, as a harness
-  // that runs several programs on one runtime does.
+  // first iteration (cats), and learned size hints, learn again from the next root. Call it between
+  // roots, as a harness that runs several programs on one runtime does.
   void relearn();
   // PMU counting (options::pmu / LOCUS_PMU=1; no-ops otherwise): start resets every worker's
   // counters and enables them, stop disables them. stats() reports what was counted in between,

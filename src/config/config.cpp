@@ -253,7 +253,43 @@ settings resolve(const options& o, const std::vector<std::string>& schedulers,
   } else if (auto v = env("LOCUS_WORKSPAN")) {
     s.workspan = parse_bool("LOCUS_WORKSPAN", *v);
   }
+  if (o.size_hints) {
+    s.size_hints = *o.size_hints;
+  } else if (auto v = env("LOCUS_SIZE_HINTS"); v && !trim(*v).empty()) {
+    const std::string c =
+        parse_choice("LOCUS_SIZE_HINTS", *v, {"given", "learn", "learn-all", "none"});
+    s.size_hints = c == "learn"       ? size_hint_source::learn
+                   : c == "learn-all" ? size_hint_source::learn_all
+                   : c == "none"      ? size_hint_source::none
+                                      : size_hint_source::given;
+  }
+  if (o.size_hint_samples) {
+    if (*o.size_hint_samples < min_size_hint_samples ||
+        *o.size_hint_samples > max_size_hint_samples) {
+      reject("options::size_hint_samples", std::to_string(*o.size_hint_samples),
+             "an integer from 1024 to 2^30");
+    }
+    s.size_hint_samples = *o.size_hint_samples;
+  } else if (auto v = env("LOCUS_SIZE_HINTS_SAMPLES"); v && !trim(*v).empty()) {
+    s.size_hint_samples = static_cast<std::size_t>(
+        parse_int_in("LOCUS_SIZE_HINTS_SAMPLES", *v, static_cast<int>(min_size_hint_samples),
+                     static_cast<int>(max_size_hint_samples)));
+  }
   return s;
+}
+
+const char* size_hint_source_name(size_hint_source s) noexcept {
+  switch (s) {
+    case size_hint_source::given:
+      return "given";
+    case size_hint_source::learn:
+      return "learn";
+    case size_hint_source::learn_all:
+      return "learn-all";
+    case size_hint_source::none:
+      return "none";
+  }
+  return "given";
 }
 
 }  // namespace locus::config

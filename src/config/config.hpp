@@ -15,6 +15,9 @@ namespace locus::config {
 inline constexpr std::size_t default_stack_size = 256 * 1024;
 inline constexpr std::size_t min_stack_size = 16 * 1024;
 inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
+inline constexpr std::size_t default_size_hint_samples = std::size_t{1} << 21;
+inline constexpr std::size_t min_size_hint_samples = 1024;
+inline constexpr std::size_t max_size_hint_samples = std::size_t{1} << 30;
 
 struct settings {
   std::string sched;
@@ -29,7 +32,11 @@ struct settings {
   std::string trace;                           // empty: no trace
   const char* trace_variable = "LOCUS_TRACE";  // where `trace` came from, for error messages
   bool workspan = false;
+  size_hint_source size_hints = size_hint_source::given;
+  std::size_t size_hint_samples = default_size_hint_samples;
 };
+
+const char* size_hint_source_name(size_hint_source s) noexcept;
 
 // `getenv` is injectable for tests.
 using env_lookup = const char* (*)(const char*);

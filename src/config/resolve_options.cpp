@@ -23,6 +23,8 @@ options resolve_options(const options& opts) {
   if (s.locality_line != 0) r.locality_line = s.locality_line;
   if (!s.trace.empty()) r.trace = s.trace;
   r.workspan = s.workspan;
+  r.size_hints = s.size_hints;
+  r.size_hint_samples = s.size_hint_samples;
   return r;
 }
 

@@ -2,6 +2,7 @@
 // session when the runtime has started, replay and print it before the runtime goes away.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace locus {
@@ -24,5 +25,10 @@ void locality_runtime_stopping(runtime& rt) noexcept;
 void declared_bytes_meter(bool on) noexcept;
 // The bytes the calling thread has declared while the meter was on (a running total).
 std::uint64_t declared_bytes_here() noexcept;
+// Where every declaration made while the meter is on also goes, as declared (learned size hints
+// record their lines); one for the process, set once.
+using declaration_sink = void (*)(const void* p, std::size_t row_bytes, std::size_t rows,
+                                  std::ptrdiff_t stride) noexcept;
+void set_declaration_sink(declaration_sink sink) noexcept;
 
 }  // namespace locus::prof

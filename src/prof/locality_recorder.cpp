@@ -89,6 +89,7 @@ constinit recorder g;
 std::mutex meter_lock;
 int meter_users = 0;
 thread_local std::uint64_t declared_bytes = 0;
+std::atomic<declaration_sink> sink{nullptr};
 
 // The calling worker's log with its busy flag set, or null when the declaration is not recorded.
 // The seq_cst store of `busy` followed by the seq_cst load of `active` pairs with end()'s store
@@ -299,6 +300,10 @@ std::uint64_t declared_bytes_here() noexcept {
   return declared_bytes;
 }
 
+void set_declaration_sink(declaration_sink s) noexcept {
+  sink.store(s, std::memory_order_release);
+}
+
 void locality_runtime_started(runtime& rt) {
   if (!rt.impl().settings.locality) return;
   std::lock_guard lock(g.control);
@@ -348,6 +353,9 @@ void record_range(const void* p, std::size_t row_bytes, std::size_t rows, std::p
   if (rows == 0 || row_bytes == 0) return;
   if ((active.load(std::memory_order_relaxed) & meter_bit) != 0) {
     prof::declared_bytes += row_bytes * rows;
+    if (prof::declaration_sink s = prof::sink.load(std::memory_order_acquire)) {
+      s(p, row_bytes, rows, stride);
+    }
   }
   prof::worker_log* log = prof::enter();
   if (log == nullptr) return;

@@ -67,6 +67,7 @@ enum class watch : std::uint8_t { none, hooks, unhooked };
 // creator counting its queued children (group_state::unsettled) does. Unmarked groups join inline.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun.store(true, std::memory_order_relaxed);
+  if (w.rt.learner) w.rt.learner->group_begins(w, g);
   if (w.rt.hooks.group_begin) w.rt.sched->group_begin(w.ctx, g);
 }
 
@@ -147,6 +148,7 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   ult::stack* stack = w.running;
   const bool counted_here = task->unsettled && on_running_stack(w, g);
   const task_frame parent = frame_of(*stack);
+  void* const parent_note = std::exchange(stack->owner_note, &g);
   frame_of(*stack) = frame_of(*task);
   const bool hooked = !frame_of(*stack).unhooked;
   if (w.probed) probe_task_begin(w, task->label);
@@ -160,6 +162,7 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   if (now->probed) probe_task_end(*now, &g);
   if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
+  stack->owner_note = parent_note;
   task.reset();
   if (counted_here) {
     --g.unsettled;
@@ -241,7 +244,11 @@ inline void finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
-    if (w != nullptr && (w->rt.hooks.group_end || w->workspan != nullptr)) end_watched_group(w, g);
+    if (w != nullptr && (w->rt.hooks.group_end || w->workspan != nullptr)) {
+      end_watched_group(w, g);
+      w = current_worker_here();  // group_end may have moved the task
+    }
+    if (w != nullptr && w->rt.learner) w->rt.learner->group_ends(*w, g);
     g.begun.store(false, std::memory_order_relaxed);
   }
   if (g.failed.load(std::memory_order_acquire)) rethrow_first(g);
@@ -337,7 +344,9 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   }
   task_frame& frame = frame_of(*w->running);
   frame = frame_of(*raw);
+  w->running->owner_note = g;
   const bool root = member == nullptr && raw->submitted;
+  if (root && w->rt.learner) w->rt.learner->root_begins(*w);
   const bool hooked = w->rt.hooks.task_begin && !frame.unhooked;
   if (w->probed) {
     probe_task_begin(*w, raw->label != nullptr ? raw->label : (root ? "root" : nullptr));
@@ -362,6 +371,7 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   // Before root_done: whoever waits for the root reads the work/span totals.
   if (w->probed) probe_task_end(*w, g);
   if (w->rt.hooks.task_end && !frame_of(*w->running).unhooked) w->rt.sched->task_end(w->ctx);
+  if (root && w->rt.learner) w->rt.learner->root_ends(*w);
   if (root) {
     // Account for the root's busy time before its caller can read the statistics.
     w->enter_phase(worker::phase::busy, clock_ns());
@@ -429,10 +439,16 @@ namespace {
 
 // Whether `g`'s children need no policy hook (task_frame::children_unhooked): decided at its
 // first spawn, by its creator's record then, unless its hooks have begun.
-inline bool unhooked_group(group_state& g, const task_frame& creator) noexcept {
+// While learned size hints profile an iteration, every group begins, so that it is measured
+// whatever the policy decides about its children in later iterations (as under a trace); a
+// group that does not begin is counted among its creator's all the same, so that the groups
+// after it have the same names either way.
+inline bool unhooked_group(worker& w, group_state& g, task_frame& creator) noexcept {
   if (g.unhooked) return true;
   if (g.begun.load(std::memory_order_relaxed) || !creator.children_unhooked) return false;
+  if (w.rt.learner && w.rt.learner->profiling()) return false;
   g.unhooked = true;
+  ++creator.groups_started;
   return true;
 }
 
@@ -472,6 +488,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   group_state& g = *rec.group;
   ult::stack* stack = w->running;
   const task_frame parent = frame_of(*stack);
+  void* const parent_note = std::exchange(stack->owner_note, &g);
   frame_of(*stack) = record;
   rec.publish_elsewhere = &runs_serially;
   if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);  // see spawn_watched
@@ -486,6 +503,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   if (now->probed) probe_task_end(*now, &g);
   if (now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
+  stack->owner_note = parent_note;
 }
 
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
@@ -495,11 +513,12 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   if (w->replaced_queue) rec.publish_elsewhere = &to_replaced_queue;
   group_state& g = *rec.group;
   task_frame& creator = frame_of(*w->running);
-  if (!w->probed && unhooked_group(g, creator)) {
+  if (!w->probed && unhooked_group(*w, g, creator)) {
     ult::stack* child = child_stack(w);
     task_frame& frame = frame_of(*child);
     inherit(frame, creator, g, rec.options.place);
     frame.unhooked = true;
+    child->owner_note = &g;
     run_child_first<watch::unhooked, false>(w, rec, child);
     return true;
   }
@@ -521,6 +540,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);
   ult::stack* child = child_stack(w);
   frame_of(*child) = record;
+  child->owner_note = &g;
   if (w->probed) {
     probe_task_begin(*w, label, rec.start);
     run_child_first<watch::hooks, true>(w, rec, child);
@@ -616,7 +636,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   w->rt.check_place(task->options.place);
   task_frame& creator = frame_of(*w->running);
   task_frame& frame = frame_of(*task);
-  if (w->plain_spawn || (!w->probed && unhooked_group(g, creator))) {
+  if (w->plain_spawn || (!w->probed && unhooked_group(*w, g, creator))) {
     inherit(frame, creator, g, task->options.place);
     frame.unhooked = !w->plain_spawn;
     queue_locally(*w, g, task.release());

@@ -50,6 +50,7 @@ void runtime::reset_stats() {
 }
 void runtime::relearn() {
   impl_->sched->relearn();
+  if (impl_->learner) impl_->learner->relearn();
 }
 
 void runtime::pmu_start() {
@@ -87,7 +88,12 @@ std::uint64_t this_task_path() noexcept {
 
 void next_iteration() noexcept {
   locality::next_iteration();
-  if (detail::worker* w = detail::current_worker()) w->rt.sched->iteration_end(w->ctx);
+  detail::worker* w = detail::current_worker();
+  if (w == nullptr) return;
+  // The next iteration's groups get the names of this one's.
+  detail::frame_of(*w->running).groups_started = 0;
+  if (w->rt.learner) w->rt.learner->iteration_ends(*w);
+  w->rt.sched->iteration_end(w->ctx);
 }
 
 int num_workers() {

@@ -48,6 +48,19 @@ std::optional<int> attach_policy(policy& p, const topo::topology& t, int workers
   return root;
 }
 
+// Sizes are learned for, or dropped from, a policy that sees groups begin: the others read none.
+std::unique_ptr<size_learner> make_learner(const config::settings& s, const topo::topology& t,
+                                           const hook_set& hooks) {
+  if (s.size_hints == size_hint_source::given || !hooks.begins_groups()) return nullptr;
+  std::size_t line = s.locality_line;
+  for (int a : t.ancestors(0)) {
+    const topo::node& n = t.nodes()[static_cast<std::size_t>(a)];
+    if (line == 0 && n.kind == topo::node_kind::cache) line = n.line_bytes;
+  }
+  return std::make_unique<size_learner>(s.size_hints, s.size_hint_samples, line != 0 ? line : 64,
+                                        worker_count(s, t));
+}
+
 }  // namespace
 
 void runtime_impl::build_distances(int n) {
@@ -78,6 +91,7 @@ runtime_impl::runtime_impl(const options& opts)
       topology(load_topology(settings)),
       sched(make_policy(settings.sched)),
       hooks(sched->hooks()),
+      learner(make_learner(settings, topology, hooks)),
       root_worker(attach_policy(*sched, topology, worker_count(settings, topology))),
       pmu(settings.pmu, worker_count(settings, topology)),
       arena_(settings.stack_size) {
@@ -318,6 +332,9 @@ locus::stats runtime_impl::stats() const {
   s.level_names = topology.level_names();
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
   s.policy = sched->figures();
+  if (learner) {
+    for (policy_figure& f : learner->figures()) s.policy.push_back(std::move(f));
+  }
   const std::uint64_t now = clock_ns();
   for (const auto& w : workers_) {
     const worker_counters& c = w->counters;
@@ -402,6 +419,13 @@ std::string runtime_impl::describe() const {
       << '\n';
   out << "  LOCUS_TRACE        = " << (settings.trace.empty() ? "(off)" : settings.trace) << '\n';
   out << "  LOCUS_WORKSPAN     = " << (settings.workspan ? 1 : 0) << '\n';
+  out << "  LOCUS_SIZE_HINTS   = " << config::size_hint_source_name(settings.size_hints);
+  if (settings.size_hints != size_hint_source::given && !learner) {
+    out << " (unused: " << settings.sched << " reads no size hints)";
+  } else if (learner && settings.size_hints != size_hint_source::none) {
+    out << " (at most " << settings.size_hint_samples << " lines recorded)";
+  }
+  out << '\n';
   out << "  memory_binding     = ";
   switch (binder.support()) {
     case memory_binding::os:

@@ -19,6 +19,7 @@
 #include "prof/trace.hpp"
 #include "prof/workspan.hpp"
 #include "sched/policy.hpp"
+#include "sched/size_learning.hpp"
 #include "sched/worker.hpp"
 #include "topology/topology.hpp"
 #include "ult/stack.hpp"
@@ -38,6 +39,9 @@ class runtime_impl {
   mem::place_binder binder{topology};
   const std::unique_ptr<policy> sched;
   const hook_set hooks;
+  // Learned (or dropped) size hints (settings.size_hints), for a policy that begins groups;
+  // nullptr with the program's own hints.
+  const std::unique_ptr<size_learner> learner;
   // The worker that starts roots submitted from outside (policy::root_worker), else any.
   const std::optional<int> root_worker;
   // The policy replaced some worker's queue (policy::make_queue): every spawn then goes through

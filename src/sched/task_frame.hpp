@@ -57,6 +57,10 @@ struct task_frame {
   bool children_unhooked;
   // This task is such a child: the core calls no task hook for it.
   bool unhooked;
+  // The task groups this task has spawned into first, hooked or not, since it started or since
+  // the iteration it drives last ended: with its path, the name of its next group for learned
+  // size hints (sched/size_learning.hpp).
+  std::uint16_t groups_started;
   // Last: every spawn writes the position, only spawns that a policy watches the rest, and a
   // stack keeps the first 16 bytes of its record on the cache line of its other hot fields.
   policy_slot slot;
@@ -117,6 +121,7 @@ inline void make_root_frame(task_frame& f) noexcept {
   f.position = root_path << 16 | 0xFFFF;  // no place
   f.children_unhooked = false;
   f.unhooked = false;
+  f.groups_started = 0;
 }
 
 // A new child's record: its position, which every spawn writes; then, for a spawn the policy
@@ -141,6 +146,7 @@ inline void make_root_frame(task_frame& f) noexcept {
   inherit_position(child, parent, g, place_hint);
   child.children_unhooked = parent.children_unhooked;
   child.unhooked = false;
+  child.groups_started = 0;
   child.slot = parent.slot;
 }
 

@@ -26,6 +26,9 @@ struct alignas(64) stack {
   // This layer never reads or writes it.
   static constexpr std::size_t owner_bytes = 48;
   alignas(16) std::byte owner_data[owner_bytes]{};
+  // The same layer's note on the task running here (the task group it is a child of), kept off
+  // its record, which is copied on every spawn. This layer never reads or writes it either.
+  void* owner_note = nullptr;
   std::byte* top() const noexcept { return lo + size; }
 };
 

@@ -195,6 +195,12 @@ struct group_state {
   // the same ordinal, which only names two paths alike.
   std::atomic<std::uint32_t> spawned{0};
   std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
+  // Learned size hints (options::size_hints): the group's name; while the first iteration is
+  // profiled, where its tasks' footprints go; and the group its creator's own work counted
+  // towards before this one began. Written when the group begins.
+  std::uint64_t learn_key = 0;
+  void* learn_node = nullptr;
+  void* learn_outer = nullptr;
 };
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
