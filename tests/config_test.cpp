@@ -297,8 +297,7 @@ TEST(ConfigTest, ResolveReadsSizeHintSources) {
             locus::size_hint_source::learn);
   EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", " Learn-All "}}).size_hints,
             locus::size_hint_source::learn_all);
-  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "none"}}).size_hints,
-            locus::size_hint_source::none);
+  EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "none"}}).size_hints, locus::size_hint_source::none);
   EXPECT_EQ(resolve_with({{"LOCUS_SIZE_HINTS", "none"}},
                          locus::options{.size_hints = locus::size_hint_source::learn})
                 .size_hints,
@@ -315,7 +314,8 @@ TEST(ConfigTest, ResolveRejectsBadExplicitOptions) {
   EXPECT_CONTAINS(msg, "positive integer");
   msg = config_error_of([] { resolve_with({}, locus::options{.stack_size = 1024}); });
   EXPECT_CONTAINS(msg, "stack_size");
-  EXPECT_CONTAINS(msg, "16K");  msg = config_error_of([] { resolve_with({}, locus::options{.size_hint_samples = 10}); });
+  EXPECT_CONTAINS(msg, "16K");
+  msg = config_error_of([] { resolve_with({}, locus::options{.size_hint_samples = 10}); });
   EXPECT_CONTAINS(msg, "size_hint_samples");
   EXPECT_CONTAINS(msg, "1024");
 }
