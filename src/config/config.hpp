@@ -15,7 +15,7 @@ namespace locus::config {
 inline constexpr std::size_t default_stack_size = 256 * 1024;
 inline constexpr std::size_t min_stack_size = 16 * 1024;
 inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
-inline constexpr std::size_t default_size_hint_samples = std::size_t{1} << 21;
+inline constexpr std::size_t default_size_hint_samples = std::size_t{1} << 22;
 inline constexpr std::size_t min_size_hint_samples = 1024;
 inline constexpr std::size_t max_size_hint_samples = std::size_t{1} << 30;
 

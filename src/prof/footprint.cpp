@@ -44,8 +44,14 @@ node* footprint_profile::add(int worker, std::uint64_t key, node* parent) {
   return &n;
 }
 
+// Up to one line in 64: every k-th line of each block of 64 lines, from an offset drawn per
+// block, so that a contiguous range is counted exactly and a strided one without bias; fewer:
+// one line of each block drawn, a block in every k / 64. The lines of a sparser sample are
+// among those of a denser one, as thinning needs.
 bool footprint_profile::sampled(std::uint64_t line, std::uint64_t mask) const noexcept {
-  return (mix(line) & mask) == 0;
+  const std::uint64_t block = line >> 6, drawn = mix(block);
+  const std::uint64_t key = ((line + drawn) & 63) | (drawn >> 6 << 6);
+  return (key & mask) == 0;
 }
 
 void footprint_profile::thin(worker_part& w) {

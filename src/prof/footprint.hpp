@@ -15,9 +15,9 @@
 // two consecutive ones take one away at their lowest common ancestor. A subtree is a run of
 // consecutive numbers, so what is left in it is one per line it touched.
 //
-// A bounded budget of records: past it, lines are sampled by a hash of their address (the
-// sampled set halves each time the budget fills, the same for every worker), and each sampled
-// line stands for `sample_every()` lines.
+// A bounded budget of records: past it, lines are sampled by address (the sampled set halves
+// each time the budget fills, the same for every worker), and each sampled line stands for
+// `sample_every()` lines.
 #pragma once
 
 #include <atomic>

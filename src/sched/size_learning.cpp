@@ -163,6 +163,8 @@ void size_learner::finish_profiling() {
     report_.profile_ns = clock_ns() - profile_began_ns_;
   }
   phase_.store(phase::learned, std::memory_order_release);
+  // Nothing reads the nodes once the phase has changed: the profile's memory goes now.
+  profile_.reset();
 }
 
 void size_learner::touched(worker& w, const void* p, std::size_t row_bytes, std::size_t rows,
