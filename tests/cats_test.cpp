@@ -163,6 +163,7 @@ class Cats : public ::testing::Test {
     locus::detail::set_cats_pmu_event(nullptr);
     locus::detail::set_cats_observer(nullptr);
     locus::detail::set_cats_miss_source(nullptr);
+    locus::detail::set_cats_instruction_source(nullptr);
     rec = nullptr;
   }
 
@@ -194,13 +195,15 @@ class Cats : public ::testing::Test {
   int first_iteration_ = 0;
 
   std::unique_ptr<record> rec_;
-  locus_test::saved_env env_{"LOCUS_CATS_SOURCE", "LOCUS_CATS_BOUND", "LOCUS_CATS_CACHE"};
+  locus_test::saved_env env_{"LOCUS_CATS_SOURCE", "LOCUS_CATS_BOUND", "LOCUS_CATS_CACHE",
+                             "LOCUS_CATS_CMPI"};
   // The tests' tasks are too short for the bytes-per-nanosecond test of CPU-bound programs
   // (under a sanitizer above all): memory-bound, unless a test says otherwise.
   locus_test::saved_env memory_bound_ = locus_test::saved_env("LOCUS_CATS_BOUND", "memory");
 };
 
 constexpr int cells_8mb = 8 << 20 >> 6;  // 131072 cells of 64 bytes
+constexpr double default_bytes_per_ns_threshold = 2.0;
 
 locus::options machine() {
   return locus::options{.sched = "cats", .workers = workers, .topology = two_packages};
@@ -571,10 +574,56 @@ TEST_F(Cats, NextIterationEndsTheProfiledIterationInsideOneRoot) {
   EXPECT_EQ(rec->overlaps.load(), 0);
 }
 
+// §3.5 where instructions are counted with the misses: a program whose tasks mostly miss less
+// than LOCUS_CATS_CMPI times per instruction is CPU-bound, whatever its bytes per nanosecond
+// say, and one whose tasks miss more is not.
+std::uint64_t a_billion_instructions(std::uint64_t) {
+  return 1'000'000'000;
+}
+std::uint64_t a_hundred_instructions(std::uint64_t) {
+  return 100;
+}
+
+TEST_F(Cats, MissesPerInstructionDecideWhetherItIsCpuBound) {
+  locus_test::saved_env bound("LOCUS_CATS_BOUND", "auto");
+  locus::detail::set_cats_miss_source(&injected_misses);
+  {
+    locus::detail::set_cats_instruction_source(&a_billion_instructions);
+    locus::runtime rt{machine()};
+    run(rt, cells_8mb, 2, {});
+    const locus::stats s = rt.stats();
+    EXPECT_EQ(figure(s, "cpu_bound"), 1);
+    EXPECT_EQ(figure(s, "as_ws"), 1);
+    EXPECT_GT(figure(s, "cmpi_tasks"), 100);
+    EXPECT_EQ(figure(s, "cpu_bound_tasks"), figure(s, "cmpi_tasks"));
+    EXPECT_LT(figure(s, "cmpi"), 1e-5);
+  }
+  {
+    // Leaves that spin for 200 us each touch 64 KB: 0.3 bytes per ns, CPU-bound by that measure.
+    locus::detail::set_cats_instruction_source(&a_hundred_instructions);
+    locus::runtime rt{machine()};
+    run(rt, cells_8mb / 8, 2, {.leaf_us = 200});
+    const locus::stats s = rt.stats();
+    EXPECT_LT(figure(s, "bytes_per_ns"), default_bytes_per_ns_threshold);
+    EXPECT_EQ(figure(s, "cpu_bound"), 0);
+    EXPECT_EQ(figure(s, "scheduled"), 1);
+    EXPECT_EQ(figure(s, "cpu_bound_tasks"), 0);
+    EXPECT_GE(figure(s, "cmpi"), 0.01);
+  }
+  {
+    // A threshold above every task's: CPU-bound.
+    locus::detail::set_cats_instruction_source(&a_hundred_instructions);
+    locus_test::saved_env threshold("LOCUS_CATS_CMPI", "100");
+    locus::runtime rt{machine()};
+    run(rt, cells_8mb / 8, 2, {});
+    EXPECT_EQ(figure(rt.stats(), "cpu_bound"), 1);
+  }
+}
+
 TEST_F(Cats, BadSettingsAreRejectedByName) {
   for (const auto& [name, value] :
        {std::pair{"LOCUS_CATS_SOURCE", "pmu2"}, std::pair{"LOCUS_CATS_BOUND", "maybe"},
-        std::pair{"LOCUS_CATS_CACHE", "0"}}) {
+        std::pair{"LOCUS_CATS_CACHE", "0"}, std::pair{"LOCUS_CATS_CMPI", "-1"}}) {
     locus_test::saved_env bad(name, value);
     try {
       locus::runtime rt{machine()};

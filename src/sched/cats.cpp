@@ -18,8 +18,10 @@
 //   worker counts for its own thread with perf_event_open, the paper's PMC), the size hints of
 //   the groups a task creates, or the bytes it declares to the locality model
 //   (LOCUS_CATS_SOURCE); this machine has no PMU and uses the hints. CPU-bound detection (CMPI,
-//   §3.5) needs instruction counts; without them the profile's bytes per nanosecond of task time
-//   stand in (LOCUS_CATS_BOUND).
+//   §3.5) counts instructions in the misses' PMU group, misses normalised by one level's
+//   penalty (only private L2 misses are counted); most tasks below LOCUS_CATS_CMPI make the
+//   program CPU-bound. Without instruction counts the profile's bytes per nanosecond of task
+//   time stand in (LOCUS_CATS_BOUND).
 // - A task whose id the profile does not know, spawned above the cut, is taken for a
 //   leaf inter-socket task: its subtree runs in one package, and the program stays correct
 //   whatever shape its later iterations take. A root in which most such tasks had unknown ids
@@ -69,6 +71,7 @@ using cats::tier;
 
 std::atomic<cats_observer> observer{nullptr};
 std::atomic<cats_miss_source> miss_source{nullptr};
+std::atomic<cats_instruction_source> instruction_source{nullptr};
 std::atomic<const prof::event_spec*> pmu_event{nullptr};
 
 void tell(cats_event::what kind, int worker, int package, std::uint64_t path, tier t) {
@@ -120,8 +123,10 @@ struct alignas(64) worker_state {
   // time it measures.
   bool pmu_tried = false;
   prof::event_fd pmu;
+  prof::event_fd pmu_instructions;  // in the misses' group, where the PMU counts them
   prof::group_sample sample;
   std::uint64_t last_count = 0;
+  std::uint64_t instructions = 0, segment_instructions = 0;  // now, and at the segment's start
 };
 
 // What the profiled iteration measures per task: nothing (sizes from hints only), misses a test
@@ -129,9 +134,14 @@ struct alignas(64) worker_state {
 enum class meter_kind : int { none, injected, pmu, declared };
 
 constexpr std::size_t default_profile_tasks = std::size_t{1} << 18;
-// Below this many bytes per nanosecond of task time the profiled iteration counts as CPU-bound.
-// Heat, SOR and GE touch 5-20 here; FFT about 1; mandelbrot, nqueens, knapsack nothing.
+// Below this many bytes per nanosecond of task time the profiled iteration counts as CPU-bound
+// where no instructions are counted. Heat, SOR and GE touch 5-20 here; FFT about 1; mandelbrot,
+// nqueens, knapsack nothing.
 constexpr double default_cpu_bound_bytes_per_ns = 2.0;
+// A task with fewer private-cache misses per instruction is CPU-bound (§3.5; the paper gives no
+// value): a stencil streaming doubles misses about once per 40-80 instructions, a search or a
+// fractal about once per 100,000.
+constexpr double default_cpu_bound_cmpi = 0.002;
 
 class cats_policy final : public policy_base<cats_policy> {
  public:
@@ -157,6 +167,10 @@ class cats_policy final : public policy_base<cats_policy> {
     if (const char* v = std::getenv("LOCUS_CATS_CACHE")) {
       cache = config::parse_bytes_in("LOCUS_CATS_CACHE", v, 1, std::size_t{1} << 40);
     }
+    if (const char* v = std::getenv("LOCUS_CATS_CMPI")) {
+      cmpi_threshold_ =
+          config::parse_weights("LOCUS_CATS_CMPI", v, 1, "misses per instruction").front();
+    }
     if (const char* v = std::getenv("LOCUS_CATS_PROFILE_TASKS")) {
       profile_tasks_ =
           static_cast<std::size_t>(config::parse_int_in("LOCUS_CATS_PROFILE_TASKS", v, 1, 1 << 26));
@@ -176,6 +190,7 @@ class cats_policy final : public policy_base<cats_policy> {
     }
     return {{"LOCUS_CATS_SOURCE", source_choice_},
             {"LOCUS_CATS_BOUND", bound_choice_},
+            {"LOCUS_CATS_CMPI", std::to_string(cmpi_threshold_)},
             {"LOCUS_CATS_CACHE",
              caches + " bytes per package (" + std::to_string(packages_.size()) + " packages)"},
             {"LOCUS_CATS_PROFILE_TASKS", std::to_string(profile_tasks_)}};
@@ -191,6 +206,9 @@ class cats_policy final : public policy_base<cats_policy> {
         {"as_ws", m == mode::as_ws ? 1.0 : 0.0},
         {"source", static_cast<double>(report_.used)},
         {"cpu_bound", report_.cpu_bound ? 1.0 : 0.0},
+        {"cmpi", report_.vote.cmpi()},
+        {"cmpi_tasks", static_cast<double>(report_.vote.tasks)},
+        {"cpu_bound_tasks", static_cast<double>(report_.vote.cpu_bound)},
         {"profiled_tasks", static_cast<double>(report_.counts.nodes)},
         {"profile_ms", static_cast<double>(report_.profile_ns) / 1e6},
         {"bytes_per_ns", report_.bytes_per_ns},
@@ -239,6 +257,9 @@ class cats_policy final : public policy_base<cats_policy> {
     close_segment(ctx, t);
     if (cats_miss_source m = miss_source_used_) {
       t.node->own.fetch_add(m(f.path()) * cats_line_bytes, std::memory_order_relaxed);
+    }
+    if (cats_instruction_source i = instruction_source_used_) {
+      t.node->instructions.fetch_add(i(f.path()), std::memory_order_relaxed);
     }
     if (t.own_node) profile::end(*t.node);
     if (t.node->parent == nullptr && t.own_node) finish_profiling(ctx);
@@ -384,6 +405,7 @@ class cats_policy final : public policy_base<cats_policy> {
     double bytes_per_ns = 0;
     std::uint64_t root_bytes = 0;
     int pmu_workers = 0;
+    cats::cmpi_vote vote;
   };
 
   void build_packages(const topo::topology& t, int workers, std::optional<std::uint64_t> cache) {
@@ -494,6 +516,7 @@ class cats_policy final : public policy_base<cats_policy> {
       // No task of an earlier profile runs between roots.
       profile_ = std::make_unique<profile>(static_cast<int>(workers_.size()), profile_tasks_);
       miss_source_used_ = miss_source.load(std::memory_order_relaxed);
+      instruction_source_used_ = instruction_source.load(std::memory_order_relaxed);
       start_meter(ctx);
       profile_began_ns_ = ctx.now_ns();
       for (auto& w : workers_) w.work_ns.store(0, std::memory_order_relaxed);
@@ -519,12 +542,13 @@ class cats_policy final : public policy_base<cats_policy> {
       kind = meter_kind::injected;
     } else if (source_choice_ == "auto" || source_choice_ == "misses") {
       pmu_events_.clear();
+      instruction_events_.clear();
+      for (const auto& r : prof::default_counters(prof::this_cpu())) {
+        if (r.name == "l2_misses") pmu_events_ = r.candidates;
+        if (r.name == "instructions") instruction_events_ = r.candidates;
+      }
       if (const prof::event_spec* e = pmu_event.load(std::memory_order_relaxed)) {
-        pmu_events_.push_back(*e);
-      } else {
-        for (const auto& r : prof::default_counters(prof::this_cpu())) {
-          if (r.name == "l2_misses") pmu_events_ = r.candidates;
-        }
+        pmu_events_.assign(1, *e);
       }
       worker_state& w = here(ctx);
       w.pmu_tried = false;
@@ -542,8 +566,14 @@ class cats_policy final : public policy_base<cats_policy> {
       const int fd = prof::open_for_this_thread(spec, -1);
       if (fd < 0) continue;
       prof::event_fd counter(fd);
+      prof::event_fd instructions;
+      for (const prof::event_spec& i : instruction_events_) {
+        instructions = prof::event_fd(prof::open_for_this_thread(i, fd));
+        if (instructions.valid()) break;
+      }
       if (!prof::group_reset(fd) || !prof::group_enable(fd)) continue;
       w.pmu = std::move(counter);
+      w.pmu_instructions = std::move(instructions);
       return true;
     }
     return false;
@@ -557,6 +587,7 @@ class cats_policy final : public policy_base<cats_policy> {
         if (!w.pmu_tried && open_pmu(w)) pmu_workers_.fetch_add(1, std::memory_order_relaxed);
         if (w.pmu.valid() && prof::read_group(w.pmu.get(), w.sample) && !w.sample.values.empty()) {
           w.last_count = w.sample.values.front().second;
+          if (w.sample.values.size() > 1) w.instructions = w.sample.values[1].second;
         }
         return w.last_count * cats_line_bytes;
       default:
@@ -567,6 +598,7 @@ class cats_policy final : public policy_base<cats_policy> {
   void start_segment(context& ctx) noexcept {
     worker_state& w = here(ctx);
     w.last_bytes = meter(w);
+    w.segment_instructions = w.instructions;
     w.last_ns = ctx.now_ns();
     w.metering = true;
   }
@@ -580,7 +612,12 @@ class cats_policy final : public policy_base<cats_policy> {
       if (t.node != nullptr && bytes > w.last_bytes) {
         t.node->own.fetch_add(bytes - w.last_bytes, std::memory_order_relaxed);
       }
+      if (t.node != nullptr && w.instructions > w.segment_instructions) {
+        t.node->instructions.fetch_add(w.instructions - w.segment_instructions,
+                                       std::memory_order_relaxed);
+      }
     }
+    w.segment_instructions = w.instructions;
     w.last_bytes = bytes;
     w.last_ns = now;
     w.metering = true;
@@ -612,9 +649,14 @@ class cats_policy final : public policy_base<cats_policy> {
     for (const auto& w : workers_) work += w.work_ns.load(std::memory_order_relaxed);
     r.root_bytes = r.used != source::none ? profile_->root_size(r.used) : 0;
     r.bytes_per_ns = work != 0 ? static_cast<double>(r.root_bytes) / static_cast<double>(work) : 0;
+    // §3.5 where instructions were counted with the misses: most tasks below the threshold of
+    // misses per instruction; else the bytes per nanosecond stand in.
+    if (r.used == source::misses) r.vote = profile_->vote_cmpi(cmpi_threshold_, cats_line_bytes);
+    const bool looks_cpu_bound = r.vote.tasks != 0
+                                     ? 2 * r.vote.cpu_bound > r.vote.tasks
+                                     : r.bytes_per_ns < default_cpu_bound_bytes_per_ns;
     r.cpu_bound = r.used != source::none &&
-                  (bound_choice_ == "cpu" ||
-                   (bound_choice_ == "auto" && r.bytes_per_ns < default_cpu_bound_bytes_per_ns));
+                  (bound_choice_ == "cpu" || (bound_choice_ == "auto" && looks_cpu_bound));
     const std::uint64_t cache = packages_.front()->cache_bytes;
     mode next = mode::as_ws;
     const char* why = nullptr;
@@ -741,10 +783,13 @@ class cats_policy final : public policy_base<cats_policy> {
   std::atomic<mode> mode_{mode::fresh};
   std::unique_ptr<profile> profile_;
   cats_miss_source miss_source_used_ = nullptr;
+  cats_instruction_source instruction_source_used_ = nullptr;
+  double cmpi_threshold_ = default_cpu_bound_cmpi;
   // Read by every worker's segments while the profile ends on one of them.
   std::atomic<meter_kind> meter_{meter_kind::none};
-  std::vector<prof::event_spec> pmu_events_;  // the candidates for this CPU's L2 misses
-  std::atomic<int> pmu_workers_{0};           // workers whose counter opened
+  std::vector<prof::event_spec> pmu_events_;          // the candidates for this CPU's L2 misses
+  std::vector<prof::event_spec> instruction_events_;  // and for its instructions
+  std::atomic<int> pmu_workers_{0};                   // workers whose counter opened
   std::uint64_t profile_began_ns_ = 0;
   std::atomic<std::uint64_t> unknown_{0};
   std::atomic<std::uint64_t> looked_up_{0}, unknown_in_root_{0};  // in the running root
@@ -763,6 +808,10 @@ void set_cats_observer(cats_observer o) noexcept {
 
 void set_cats_miss_source(cats_miss_source s) noexcept {
   miss_source.store(s, std::memory_order_relaxed);
+}
+
+void set_cats_instruction_source(cats_instruction_source s) noexcept {
+  instruction_source.store(s, std::memory_order_relaxed);
 }
 
 void set_cats_pmu_event(const prof::event_spec* event) noexcept {

@@ -35,6 +35,10 @@ inline constexpr std::uint64_t cats_line_bytes = 64;
 // before the runtime's first root.
 using cats_miss_source = std::uint64_t (*)(std::uint64_t path);
 void set_cats_miss_source(cats_miss_source source) noexcept;
+// Replaces the instructions counted with the misses: the task's own, as if the PMU had counted
+// them (CPU-bound detection, §3.5). Install before the runtime's first root.
+using cats_instruction_source = std::uint64_t (*)(std::uint64_t path);
+void set_cats_instruction_source(cats_instruction_source source) noexcept;
 // Replaces the PMU event cats counts per worker (this CPU's private L2 misses) by `event`, which
 // must outlive the runtimes that profile with it: a software event stands in where the machine
 // has no PMU, through the same perf_event path. Null restores the L2 misses.

@@ -58,6 +58,24 @@ void profile::end(profile_node& n) noexcept {
   }
 }
 
+cmpi_vote profile::vote_cmpi(double threshold, std::uint64_t line_bytes) const noexcept {
+  cmpi_vote v;
+  for (const arena& a : arenas_) {
+    for (const profile_node& n : a.nodes) {
+      const std::uint64_t instructions = n.instructions.load(std::memory_order_relaxed);
+      if (instructions == 0) continue;
+      const std::uint64_t misses = n.own.load(std::memory_order_relaxed) / line_bytes;
+      ++v.tasks;
+      if (static_cast<double>(misses) < threshold * static_cast<double>(instructions)) {
+        ++v.cpu_bound;
+      }
+      v.misses += misses;
+      v.instructions += instructions;
+    }
+  }
+  return v;
+}
+
 bool profile::any_measured() const noexcept {
   for (const arena& a : arenas_) {
     for (const profile_node& n : a.nodes) {

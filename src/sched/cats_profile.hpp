@@ -35,6 +35,9 @@ struct profile_node {
   profile_node* parent = nullptr;
   // Bytes measured while the task ran, with those of its descendants that have no node.
   std::atomic<std::uint64_t> own{0};
+  // Instructions counted while it ran (the PMU's, or a test's), likewise: with `own` misses,
+  // its cache misses per instruction (§3.5).
+  std::atomic<std::uint64_t> instructions{0};
   // The SOIDs of its children that have ended, by measurement and by hints.
   std::atomic<std::uint64_t> children_measured{0};
   std::atomic<std::uint64_t> children_hinted{0};
@@ -51,6 +54,15 @@ struct partition_counts {
   std::uint64_t nodes = 0, inter = 0, leaves = 0;
 };
 
+// §3.5 over the tasks that counted instructions: how many there were, how many had fewer cache
+// misses per instruction than the threshold (CPU-bound tasks), and the totals.
+struct cmpi_vote {
+  std::uint64_t tasks = 0, cpu_bound = 0, misses = 0, instructions = 0;
+  double cmpi() const noexcept {
+    return instructions != 0 ? static_cast<double>(misses) / static_cast<double>(instructions) : 0;
+  }
+};
+
 class profile {
  public:
   // At most `max_nodes` tasks get a node, shared evenly among the workers' arenas.
@@ -64,6 +76,9 @@ class profile {
   profile_node* add(int worker, std::uint64_t id, profile_node* parent);
   // The task of `n` has ended: its SOIDs (Eq. 1) are final and added to its parent's.
   static void end(profile_node& n) noexcept;
+
+  // Each task's own misses (`own` / line_bytes) per instruction against `threshold`.
+  cmpi_vote vote_cmpi(double threshold, std::uint64_t line_bytes) const noexcept;
 
   // Whether any task measured bytes, or created a group with a size hint.
   bool any_measured() const noexcept;
