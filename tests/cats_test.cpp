@@ -574,6 +574,31 @@ TEST_F(Cats, NextIterationEndsTheProfiledIterationInsideOneRoot) {
   EXPECT_EQ(rec->overlaps.load(), 0);
 }
 
+// The creator's own work between its spawns and its wait is its own, not that of the child its
+// wait runs: a root that declares 2 MB there leaves its two 4 KB children below the cut. One
+// worker, so that the wait runs both children (queued while profiling) itself.
+TEST_F(Cats, ACreatorsWorkBeforeItsWaitIsNotTheChildItsWaitRuns) {
+  locus_test::saved_env source("LOCUS_CATS_SOURCE", "declared");
+  locus::runtime rt{locus::options{
+      .sched = "cats", .workers = 1, .topology = "pack:1 l3:1(size=1MB) l2:1(size=256KB) pu:1"}};
+  std::vector<std::byte> big(2 << 20), small(8 << 10);
+  for (int it = 0; it < 2; ++it) {
+    rt.exec([&] {
+      locus::task_group tg;
+      for (std::size_t c = 0; c < 2; ++c) {
+        tg.run([&small, c] { locus::locality::touch_read(small.data() + c * 4096, 4096); });
+      }
+      locus::locality::touch_read(big.data(), big.size());
+      tg.wait();
+    });
+  }
+  const locus::stats s = rt.stats();
+  EXPECT_EQ(figure(s, "source"), 3);
+  EXPECT_EQ(figure(s, "scheduled"), 1);
+  EXPECT_EQ(figure(s, "inter_tasks"), 1);  // the root
+  EXPECT_EQ(figure(s, "leaf_inter_tasks"), 2);
+}
+
 // §3.5 where instructions are counted with the misses: a program whose tasks mostly miss less
 // than LOCUS_CATS_CMPI times per instruction is CPU-bound, whatever its bytes per nanosecond
 // say, and one whose tasks miss more is not.
