@@ -133,7 +133,7 @@ TEST(BenchTaskq, SeedBenchmarksOnEveryScheduler) {
   std::vector<bench_case> all = cases();
   all.push_back({"fib", {{"n", "22"}, {"cutoff", "10"}}, "17711"});
   all.push_back({"nqueens", {{"n", "11"}, {"cutoff", "3"}}, "2680"});
-  for (const char* sched : {"ws", "adws", "ml-adws", "ml-ws", "numa-ws", "hws", "cats"}) {
+  for (const char* sched : {"ws", "adws", "ml-adws", "ml-ws", "numa-ws", "hws", "cats", "tao"}) {
     locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
     const auto where = make_locus_region(rt);
     for (const auto& c : all) {

@@ -640,6 +640,7 @@ TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
       {"hws", {{"LOCUS_HWS_QUEUE_BOUND", "40"}}},
       {"ml-ws", {}},
       {"cats", {{"LOCUS_CATS_BOUND", "memory"}, {"LOCUS_CATS_PROFILE_TASKS", "262144"}}},
+      {"tao", {{"LOCUS_TAO_STEAL", "1"}}},
   };
   for (const auto& [sched, settings] : expected) {
     locus::runtime rt{locus::options{.sched = sched, .workers = 2}};

@@ -601,7 +601,7 @@ TEST_P(Carried, SpawnPathsRepeatWithTheForksAndTellSiblingsApart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Carried,
-                         ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "hws", "cats",
+                         ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "hws", "cats", "tao",
                                            "test-mixed"),
                          [](const auto& info) {
                            std::string name = info.param;

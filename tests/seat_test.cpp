@@ -216,7 +216,7 @@ TEST_P(Seat, ManyCallersAtOnceStress) {
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Seat,
                          ::testing::Values("ws", "adws", "ml-adws", "ml-ws", "numa-ws", "hws",
-                                           "cats"),
+                                           "cats", "tao"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name) {

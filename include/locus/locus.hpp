@@ -2,6 +2,7 @@
 #pragma once
 
 #include "locus/algorithms.hpp"
+#include "locus/assembly.hpp"
 #include "locus/hints.hpp"
 #include "locus/locality.hpp"
 #include "locus/memory.hpp"

@@ -65,7 +65,12 @@ void gang_task::execute() {
   worker* w = current_worker();
   runtime_impl& rt = w->rt;
   if (workers.empty()) {
-    workers = width_ == 1 ? std::vector<int>{w->index} : gang_workers(rt, w->index, width_);
+    if (anchor >= rt.size() || anchor < -1) {
+      throw std::invalid_argument("locus: a gang placed on worker " + std::to_string(anchor) +
+                                  " of a runtime of " + std::to_string(rt.size()) + " workers");
+    }
+    const int around = anchor >= 0 ? anchor : w->index;
+    workers = width_ == 1 ? std::vector<int>{around} : gang_workers(rt, around, width_);
   }
   check_workers(workers, width_, rt.size());
   entries_ = std::make_unique<gang_member[]>(static_cast<std::size_t>(width_));

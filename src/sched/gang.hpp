@@ -37,9 +37,11 @@ class gang_task : public task_base {
   virtual void run_member(int index) = 0;
 
   // Member i runs on workers[i]. Left empty, the worker that dispatches the gang chooses: the
-  // `width` workers of the smallest part of the machine around it that holds that many (see
-  // gang_workers). Distinct workers of the runtime, or the gang fails with std::invalid_argument.
+  // `width` workers of the smallest part of the machine around it (around `anchor`, if set)
+  // that holds that many (see gang_workers). Distinct workers of the runtime, or the gang fails
+  // with std::invalid_argument.
   std::vector<int> workers;
+  int anchor = -1;
 
  private:
   // Dispatches the members and waits for them.

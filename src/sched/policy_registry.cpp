@@ -12,6 +12,7 @@ std::unique_ptr<policy> make_ml_ws_policy();
 std::unique_ptr<policy> make_numa_ws_policy();
 std::unique_ptr<policy> make_hws_policy();
 std::unique_ptr<policy> make_cats_policy();
+std::unique_ptr<policy> make_tao_policy();
 
 namespace {
 
@@ -41,6 +42,10 @@ struct registry {
        "CATS: the first iteration profiled (footprints by spawn path), then subtrees that fit a "
        "package's shared cache run inside one package, one at a time; head cores share the rest",
        &make_cats_policy},
+      {"tao",
+       "Task Assembly Objects: assemblies run by several workers that share a cache, from "
+       "assembly queues looked at first; PolyTask queues stolen FIFO by random thieves",
+       &make_tao_policy},
   };
 };
 

@@ -13,13 +13,10 @@
 #include <vector>
 
 #include "locus/taskq.hpp"
+#include "sched/group_access.hpp"
 #include "taskq/live_count.hpp"
 
 namespace locus::detail {
-
-struct group_access {
-  static group_state& of(task_group& tg) noexcept { return tg.state_; }
-};
 
 class taskq_impl;
 
