@@ -3,6 +3,8 @@
 
 #include "locus/algorithms.hpp"
 #include "locus/assembly.hpp"
+#include "locus/assembly_schedulers.hpp"
+#include "locus/flow_graph.hpp"
 #include "locus/hints.hpp"
 #include "locus/locality.hpp"
 #include "locus/memory.hpp"
