@@ -127,43 +127,45 @@ TEST(Assembly, UnplacedWorkersSurroundTheWorkerThatTookIt) {
   EXPECT_EQ(seen.front() % 4, 0);
 }
 
-// A synchronous assembly's execute starts only once all its workers are there: worker 1 is
-// busy for a while when the assembly reaches it, and index 0 (worker 0) does not start before.
+// A synchronous assembly's execute starts only once all its workers are there: the other
+// worker is busy for a while when the assembly reaches it, and the member on the root's worker
+// does not start before.
 TEST(Assembly, SynchronousEntryWaitsForEveryWorker) {
   locus::runtime rt{tao(2)};
   struct lockstep final : locus::assembly {
-    lockstep(std::atomic<bool>& busy_done, std::atomic<bool>& saw)
-        : assembly(2, locus::assembly_entry::synchronous), done(busy_done), saw_done(saw) {}
-    void execute(int index) override {
-      if (index == 0) saw_done = done.load();
+    lockstep(int root_worker, std::atomic<bool>& busy_done, std::atomic<bool>& saw)
+        : assembly(2, locus::assembly_entry::synchronous),
+          root(root_worker),
+          done(busy_done),
+          saw_done(saw) {}
+    void execute(int) override {
+      if (locus::this_worker() == root) saw_done = done.load();
     }
+    int root;
     std::atomic<bool>& done;
     std::atomic<bool>& saw_done;
   };
   std::atomic<bool> busy_done{false}, busy_started{false}, saw_done{false};
-  auto a = std::make_unique<lockstep>(busy_done, saw_done);
-  a->place_on(0);
   rt.exec([&] {
+    const int root = locus::this_worker();
     locus::task_group tg;
-    // Queued here; worker 1 steals it (the only stealable work) and is busy with it.
+    // Queued here; the other worker steals it (the only stealable work) and is busy with it.
     tg.run(
         [&] {
-          if (locus::this_worker() != 1) return;
+          if (locus::this_worker() == root) return;
           busy_started = true;
           std::this_thread::sleep_for(50ms);
           busy_done = true;
         },
         locus::parent_first);
-    const auto give_up = std::chrono::steady_clock::now() + 10s;
-    while (!busy_started.load() && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::yield();
-    }
+    while (!busy_started.load()) std::this_thread::yield();
+    auto a = std::make_unique<lockstep>(root, busy_done, saw_done);
+    a->place_on(0);  // both workers
     locus::run_assembly(tg, std::move(a));
     tg.wait();
   });
-  if (busy_started.load()) {
-    EXPECT_TRUE(saw_done.load());
-  }
+  EXPECT_TRUE(busy_started.load());
+  EXPECT_TRUE(saw_done.load());
 }
 
 // Assembly queues are FIFO and every worker gets the assemblies that share it in one order:
