@@ -147,6 +147,24 @@ TEST(BenchTaskq, SeedBenchmarksOnEveryScheduler) {
   }
 }
 
+// UTS through task assemblies (seed 003 §5): the counts of the task-group version, for several
+// widths and both entry modes, under tao and ws.
+TEST(BenchTao, UtsThroughAssembliesCountsEveryNode) {
+  for (const char* sched : {"tao", "ws"}) {
+    locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+    const auto where = make_locus_region(rt);
+    for (const char* width : {"1", "2", "3"}) {
+      for (const char* entry : {"async", "sync"}) {
+        SCOPED_TRACE(std::string(sched) + " width " + width + " " + entry);
+        const verdict v = run_once(*where, impl::tao, 2, "uts",
+                                   {{"tree", "S1"}, {"tao_width", width}, {"tao_entry", entry}});
+        EXPECT_TRUE(v.ok) << v.message;
+        EXPECT_EQ(v.result, "nodes=257042 leaves=205878 depth=8");
+      }
+    }
+  }
+}
+
 TEST(BenchSerial, AllBenchmarks) {
   const auto where = make_serial_region();
   for (const auto& c : cases()) {
@@ -256,7 +274,9 @@ TEST(BenchUts, SmallNamedTreesAndCustomTree) {
   p.set("q", "0.2", param_spec::kind::real, true);
   p.set("m", "4", param_spec::kind::integer, true);
   auto inst = b->prepare(p);
-  EXPECT_EQ(p.to_json(), R"({"tree":"custom","type":"bin","b0":50,"q":0.2,"m":4,"r":0})");
+  EXPECT_EQ(p.to_json(),
+            R"({"tree":"custom","type":"bin","b0":50,"q":0.2,"m":4,"r":0,"tao_width":2,)"
+            R"("tao_entry":"async"})");
   const auto where = make_serial_region();
   where->execute([&] { inst->run({impl::serial, 1}); });
   EXPECT_TRUE(inst->verify().ok) << inst->verify().message;
@@ -264,7 +284,8 @@ TEST(BenchUts, SmallNamedTreesAndCustomTree) {
   // Named trees record their UTS parameters; custom keys are rejected for them.
   param_values t1 = b->defaults(size_class::medium);
   b->prepare(t1);
-  EXPECT_EQ(t1.to_json(), R"({"tree":"T1","type":"geo","b0":4,"d":10,"shape":"fixed","r":19})");
+  EXPECT_EQ(t1.to_json(), R"({"tree":"T1","type":"geo","b0":4,"d":10,"shape":"fixed","r":19,)"
+                          R"("tao_width":2,"tao_entry":"async"})");
   param_values bad = b->defaults(size_class::medium);
   bad.set("b0", "5", param_spec::kind::real, true);
   EXPECT_THROW(b->prepare(bad), usage_error);
@@ -386,8 +407,8 @@ TEST(BenchCli, TaskqRunsOnlyWhenAsked) {
                      "cilksort", "taskq");
   // taskq-mpi follows where MPI is built in.
   EXPECT_NE(describe(*reg.find("uts"))
-                .find(impl_compiled(impl::taskq_mpi) ? "(with --impl: taskq taskq-mpi)"
-                                                     : "(with --impl: taskq)"),
+                .find(impl_compiled(impl::taskq_mpi) ? "(with --impl: taskq taskq-mpi tao)"
+                                                     : "(with --impl: taskq tao)"),
             std::string::npos);
 }
 

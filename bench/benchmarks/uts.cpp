@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <locus/assembly.hpp>
+#include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
 #include <locus/taskq.hpp>
 
@@ -139,6 +141,69 @@ counts search_taskq_mpi(const state& s, int height) {
 
 #endif
 
+// Through task assemblies, as seed 003's UTS (§5.1, Fig. 3 and 5): the children of a node are
+// one assembly of width min(tao_width, k), whose worker `index` searches children index,
+// index + width, ... (a table of one step, so each worker enters and leaves as it pleases unless
+// tao_entry=sync); a searched child with children of its own makes the next assembly, queued in
+// one task group for the whole search. Counts go to per-worker slots, which only that worker's
+// members write.
+struct tao_search {
+  struct alignas(64) slot {
+    counts c{0, 0, 0};
+  };
+  const tree_params& t;
+  int width;
+  locus::assembly_entry entry;
+  std::vector<slot> per_worker;
+  locus::task_group all;
+};
+
+class uts_children final : public locus::assembly {
+ public:
+  uts_children(tao_search& s, const state& parent, int k, int height)
+      : assembly(std::min(s.width, k), s.entry), s_(s), parent_(parent), k_(k), height_(height) {}
+
+  void execute(int index) override {
+    counts& mine = s_.per_worker[static_cast<std::size_t>(locus::this_worker())].c;
+    for (int i = index; i < k_; i += width()) {
+      const state child = uts::child_state(parent_, i);
+      const int k = uts::num_children(s_.t, child, height_ + 1);
+      ++mine.nodes;
+      if (k <= 0) {
+        ++mine.leaves;
+        mine.depth = std::max(mine.depth, height_ + 1);
+      } else {
+        locus::run_assembly(s_.all, std::make_unique<uts_children>(s_, child, k, height_ + 1));
+      }
+    }
+  }
+
+ private:
+  tao_search& s_;
+  state parent_;
+  int k_, height_;
+};
+
+counts search_tao(const tree_params& t, const state& root, int width, bool synchronous) {
+  tao_search s{
+      t,
+      std::min(width, locus::num_workers()),
+      synchronous ? locus::assembly_entry::synchronous : locus::assembly_entry::asynchronous,
+      std::vector<tao_search::slot>(static_cast<std::size_t>(locus::num_workers())),
+      {}};
+  const int k = uts::num_children(t, root, 0);
+  if (k <= 0) return {1, 1, 0};
+  locus::run_assembly(s.all, std::make_unique<uts_children>(s, root, k, 0));
+  s.all.wait();
+  counts total{1, 0, 0};
+  for (const auto& w : s.per_worker) {
+    total.nodes += w.c.nodes;
+    total.leaves += w.c.leaves;
+    total.depth = std::max(total.depth, w.c.depth);
+  }
+  return total;
+}
+
 #if LOCUS_BENCH_PEERS
 
 counts search_tbb(const tree_params& t, const state& s, int height) {
@@ -176,8 +241,11 @@ counts search_omp(const tree_params* t, const state* s, int height) {
 
 class uts_instance final : public instance {
  public:
-  uts_instance(tree_params t, counts expected, std::string source)
-      : t_(t),
+  uts_instance(tree_params t, counts expected, std::string source, int tao_width,
+               bool tao_synchronous)
+      : tao_width_(tao_width),
+        tao_synchronous_(tao_synchronous),
+        t_(t),
         root_(uts::root_state(t.root_seed)),
         expected_(expected),
         source_(std::move(source)) {}
@@ -198,6 +266,9 @@ class uts_instance final : public instance {
       case impl::taskq:
         uts_queue = &queue_;
         result_ = search_taskq(t_, root_, 0);
+        break;
+      case impl::tao:
+        result_ = search_tao(t_, root_, tao_width_, tao_synchronous_);
         break;
 #if LOCUS_BENCH_MPI
       case impl::taskq_mpi: {
@@ -253,6 +324,8 @@ class uts_instance final : public instance {
 #endif
 
  private:
+  int tao_width_;
+  bool tao_synchronous_;
   tree_params t_;
   state root_;
   counts expected_;
@@ -351,12 +424,14 @@ void check_uts(const param_values& p) {
 
 std::unique_ptr<instance> prepare_uts(param_values& p) {
   check_uts(p);
+  const int tao_width = static_cast<int>(p.integer("tao_width"));
+  const bool tao_synchronous = p.text("tao_entry") == "sync";
   const std::string tree = p.text("tree");
   if (tree != "custom") {
     const uts::named_tree* named = uts::find_tree(tree);
     record_tree(p, named->params);
     return std::make_unique<uts_instance>(named->params, named->expected,
-                                          std::string(named->source));
+                                          std::string(named->source), tao_width, tao_synchronous);
   }
 
   tree_params t;
@@ -378,8 +453,8 @@ std::unique_ptr<instance> prepare_uts(param_values& p) {
   drop_unused(p, t);
   // The serial search is the reference for a tree nobody published.
   const counts reference = uts::search_serial(t);
-  return std::make_unique<uts_instance>(t, reference,
-                                        "custom tree: reference from the serial search");
+  return std::make_unique<uts_instance>(
+      t, reference, "custom tree: reference from the serial search", tao_width, tao_synchronous);
 }
 
 }  // namespace
@@ -420,7 +495,16 @@ benchmark make_uts_benchmark() {
                        {"0.5", "0.5", "0.5"}, 0, 1),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
-  b.on_request = {impl::taskq, impl::taskq_mpi};
+  b.params.push_back(param_spec::integer(
+      "tao_width",
+      "tao only: workers per assembly of a node's children (seed 003 Fig. 6; at most the "
+      "runtime's)",
+      {"2", "2", "2"}, 1, 1024));
+  b.params.push_back(param_spec::choice(
+      "tao_entry",
+      "tao only: async (workers enter an assembly as they reach it) or sync (all together)",
+      {"async", "async", "async"}, {"async", "sync"}));
+  b.on_request = {impl::taskq, impl::taskq_mpi, impl::tao};
   b.check = check_uts;
   b.prepare = prepare_uts;
   return b;

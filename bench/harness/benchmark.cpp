@@ -12,8 +12,8 @@ namespace locus_bench {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> impl_names{"serial", "locus", "tbb",
-                                                     "omp",    "taskq", "taskq-mpi"};
+constexpr std::array<std::string_view, 7> impl_names{"serial", "locus",     "tbb", "omp",
+                                                     "taskq",  "taskq-mpi", "tao"};
 constexpr std::array<std::string_view, 3> size_names{"small", "medium", "large"};
 
 std::optional<std::int64_t> parse_int(std::string_view s) {
@@ -59,7 +59,7 @@ bool impl_compiled(impl i) noexcept {
 #if LOCUS_BENCH_PEERS
   return true;
 #else
-  return i == impl::serial || i == impl::locus || i == impl::taskq;
+  return i == impl::serial || i == impl::locus || i == impl::taskq || i == impl::tao;
 #endif
 }
 

@@ -43,15 +43,16 @@ class usage_error : public std::runtime_error {
 // Implementations a benchmark may provide. serial is the serial elision (no runtime at all);
 // taskq is the same locus runtime programmed through locus::taskq (HotSLAW's task-queue API);
 // taskq_mpi ("taskq-mpi") is locus::dist_taskq across the ranks of an MPI job (a locus runtime
-// per rank; builds with MPI only; docs/distributed.md).
-enum class impl { serial, locus, tbb, omp, taskq, taskq_mpi };
+// per rank; builds with MPI only; docs/distributed.md); tao is the same locus runtime programmed
+// with task assemblies (locus/assembly.hpp, seed 003), usually under --sched tao.
+enum class impl { serial, locus, tbb, omp, taskq, taskq_mpi, tao };
 
-inline constexpr std::array<impl, 6> all_impls{impl::serial, impl::locus, impl::tbb,
-                                               impl::omp,    impl::taskq, impl::taskq_mpi};
+inline constexpr std::array<impl, 7> all_impls{impl::serial, impl::locus,     impl::tbb, impl::omp,
+                                               impl::taskq,  impl::taskq_mpi, impl::tao};
 
 // Whether the implementation runs on a locus runtime (and so has a scheduler and locus stats).
 constexpr bool uses_locus_runtime(impl i) noexcept {
-  return i == impl::locus || i == impl::taskq || i == impl::taskq_mpi;
+  return i == impl::locus || i == impl::taskq || i == impl::taskq_mpi || i == impl::tao;
 }
 
 std::string_view to_string(impl i) noexcept;

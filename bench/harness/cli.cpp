@@ -134,6 +134,7 @@ std::string configuration::label() const {
     case impl::locus:
     case impl::taskq:
     case impl::taskq_mpi:
+    case impl::tao:
       s = std::string(to_string(which)) + "/" + sched + "/" + std::to_string(workers);
       break;
     default:
@@ -260,7 +261,7 @@ cli_options parse_command_line(const std::vector<std::string>& args) {
         if (!impl_compiled(*which)) {
           throw usage_error("--impl: '" + name +
                             "' is not available: this locus-bench was built without "
-                            "LOCUS_BENCH_PEERS (available: serial, locus, taskq)");
+                            "LOCUS_BENCH_PEERS (available: serial, locus, taskq, tao)");
         }
         append_unique(o.impls, *which);
       }
@@ -451,8 +452,9 @@ std::string usage() {
        "  --set KEY=VALUE             override a parameter; BENCH.KEY=VALUE for one benchmark\n"
        "  --sweep KEY=V1,V2,...       run the benchmark once per value (BENCH.KEY for one\n"
        "                              benchmark; several sweeps: every combination)\n"
-       "  --impl LIST                 serial, locus, tbb, omp, taskq (default: all the\n"
-       "                              benchmark has but taskq, which runs only when named)\n"
+       "  --impl LIST                 serial, locus, tbb, omp, taskq, tao (default: all\n"
+       "                              the benchmark has but taskq and tao, which run only\n"
+       "                              when named)\n"
        "  --sched LIST                locus schedulers (default: LOCUS_SCHED if set, else\n"
        "                              ws); locus and taskq impls only; SCHED+SOURCE gives\n"
        "                              that runtime LOCUS_SIZE_HINTS=SOURCE (given, learn,\n"

@@ -153,6 +153,7 @@ std::unique_ptr<region> make_region(const configuration& c, locus::runtime* rt) 
     case impl::locus:
     case impl::taskq:
     case impl::taskq_mpi:
+    case impl::tao:
       return make_locus_region(*rt);
     case impl::tbb:
       return make_tbb_region(c.workers);

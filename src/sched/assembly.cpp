@@ -32,6 +32,7 @@ class assembly_task final : public gang_task {
   explicit assembly_task(std::unique_ptr<assembly> a)
       : gang_task(a->width()), assembly_(std::move(a)), left_(assembly_->width()) {
     anchor = assembly_->placed_on();
+    independent_members = assembly_->entry() == assembly_entry::asynchronous;
   }
 
   void run_member(int index) override {

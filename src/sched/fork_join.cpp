@@ -140,6 +140,16 @@ bool is_own_parent(work_item* item, const spawn_record* rec, const ult::stack* m
   return item == rec && r->child_stack == me && r->spawner == w;
 }
 
+// A task after its execute(): deleted, unless it is a dispatched gang, which its members free
+// (or this, when they have all ended already).
+void free_executed(std::unique_ptr<task_base>& task) noexcept {
+  if (task != nullptr && task->outlives_execute) {
+    auto* gang = static_cast<gang_task*>(task.release());
+    if (gang->release_dispatch()) task.reset(gang);
+  }
+  task.reset();
+}
+
 // A queued child run on the stack of the code that found it (its parent's wait, or a taskq
 // thief's), with its own record, which then gives way to the running task's again. True if it
 // was the last child of a parked waiter, which the caller must then resume.
@@ -163,7 +173,7 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
   stack->owner_note = parent_note;
-  task.reset();
+  free_executed(task);
   if (counted_here) {
     --g.unsettled;
     return false;
@@ -378,7 +388,10 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     w->rt.root_finished();
     task->root_done();
   }
-  task.reset();
+  if (member != nullptr && member->gang->member_ended()) {
+    const std::unique_ptr<task_base> last(member->gang);  // the last member frees the gang
+  }
+  free_executed(task);
   return complete_concurrent_child(w, g, w->running);
 }
 

@@ -73,15 +73,29 @@ void gang_task::execute() {
     workers = width_ == 1 ? std::vector<int>{around} : gang_workers(rt, around, width_);
   }
   check_workers(workers, width_, rt.size());
+  int own = -1;
+  if (independent_members) {
+    const auto at = std::find(workers.begin(), workers.end(), w->index);
+    if (at != workers.end()) own = static_cast<int>(at - workers.begin());
+  }
+  if (own >= 0 && width_ == 1) {
+    run_member(0);  // nothing to dispatch
+    return;
+  }
+  group_state& g = *group;
   entries_ = std::make_unique<gang_member[]>(static_cast<std::size_t>(width_));
-  members_.pending.store(width_, std::memory_order_relaxed);
   for (int i = 0; i < width_; ++i) {
     gang_member& m = entries_[static_cast<std::size_t>(i)];
     m.gang = this;
     m.index = i;
     m.origin = w->index;
-    m.group = &members_;
+    m.group = &g;
   }
+  // From here on nothing throws: the members hold the gang, the core's hold ends after execute.
+  const int queued = own >= 0 ? width_ - 1 : width_;
+  left_.store(width_ + 1, std::memory_order_relaxed);
+  outlives_execute = true;
+  g.pending.fetch_add(queued, std::memory_order_acq_rel);
   std::vector<int> order = workers;
   std::sort(order.begin(), order.end());
   {
@@ -89,6 +103,7 @@ void gang_task::execute() {
     held.reserve(order.size());
     for (const int t : order) held.emplace_back(rt.at(t).mail.lock());
     for (int i = 0; i < width_; ++i) {
+      if (i == own) continue;
       rt.at(workers[static_cast<std::size_t>(i)])
           .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
     }
@@ -98,7 +113,14 @@ void gang_task::execute() {
     w->counters.pushes.add();
     rt.wake(t);
   }
-  detail::wait(members_);
+  if (own >= 0) {
+    try {
+      run_member(own);
+    } catch (...) {
+      record_exception(g, std::current_exception());
+    }
+    member_ended();  // never the last: the core still holds the gang
+  }
 }
 
 }  // namespace locus::detail

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 from .load import params_key
 
-_IMPL_ORDER = {"serial": 0, "locus": 1, "tbb": 2, "omp": 3, "taskq": 4}
-# Implementations that run on a locus runtime (taskq: the locus::taskq API on it).
-LOCUS_RUNTIME_IMPLS = ("locus", "taskq")
+_IMPL_ORDER = {"serial": 0, "locus": 1, "tbb": 2, "omp": 3, "taskq": 4, "tao": 5}
+# Implementations that run on a locus runtime (taskq: the locus::taskq API on it; tao: task
+# assemblies on it).
+LOCUS_RUNTIME_IMPLS = ("locus", "taskq", "tao")
 COMPONENTS = ("busy_s", "idle_s", "overhead_s")
 
 

@@ -96,6 +96,9 @@ struct task_base : work_item {
   int origin = -1;  // worker that queued or sent it (trace flow arrows)
   // Queued from its group's own stack and counted in group_state::unsettled, not in pending.
   bool unsettled = false;
+  // execute() handed the task to others who free it (a gang's members): the core does not
+  // delete it afterwards.
+  bool outlives_execute = false;
 
  protected:
   explicit task_base(item_kind k) noexcept : work_item(k) {}
