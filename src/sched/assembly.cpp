@@ -32,7 +32,9 @@ class assembly_task final : public gang_task {
   explicit assembly_task(std::unique_ptr<assembly> a)
       : gang_task(a->width()), assembly_(std::move(a)), left_(assembly_->width()) {
     anchor = assembly_->placed_on();
-    independent_members = assembly_->entry() == assembly_entry::asynchronous;
+    // One worker waits for nobody: its entry barrier is passed on arrival.
+    independent_members =
+        assembly_->entry() == assembly_entry::asynchronous || assembly_->width() == 1;
   }
 
   void run_member(int index) override {
