@@ -7,12 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -25,6 +23,7 @@
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
 #include "test_policies.hpp"
+#include "watchdog.hpp"
 
 namespace {
 
@@ -423,18 +422,8 @@ TEST(Gang, RacingGangsOfEveryWidthNeverDeadlock) {
   constexpr int workers = 16;
   constexpr int gangs = 1000;
   locus::runtime rt{locus::options{.sched = "ws", .workers = workers, .topology = synthetic16}};
-  std::mutex lock;
-  std::condition_variable finished_cv;
-  bool finished = false;
-  std::thread watchdog([&] {
-    std::unique_lock hold(lock);
-    if (!finished_cv.wait_for(hold, 240s, [&] { return finished; })) {
-      std::fprintf(stderr,
-                   "Gang.RacingGangsOfEveryWidthNeverDeadlock: gangs still waiting for "
-                   "their members after 240 s: deadlock\n");
-      std::_Exit(1);
-    }
-  });
+  std::optional<locus_test::watchdog> guard;
+  guard.emplace("Gang.RacingGangsOfEveryWidthNeverDeadlock: gangs waiting for their members", 240s);
   std::atomic<std::uint64_t> member_runs{0};
   std::uint64_t expected_runs = 0;
   std::mt19937 rng(12345);
@@ -473,12 +462,7 @@ TEST(Gang, RacingGangsOfEveryWidthNeverDeadlock) {
     }
     locus::detail::wait(g);
   });
-  {
-    const std::lock_guard hold(lock);
-    finished = true;
-  }
-  finished_cv.notify_one();
-  watchdog.join();
+  guard.reset();
   EXPECT_EQ(member_runs.load(), expected_runs);
   for (const auto& inner : made) {
     const std::vector<int> where = inner->where();

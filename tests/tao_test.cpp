@@ -6,12 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -22,6 +20,7 @@
 #include "fib.hpp"
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
+#include "watchdog.hpp"
 
 namespace {
 
@@ -210,16 +209,8 @@ TEST(Assembly, RacingAssembliesNeverDeadlock) {
   constexpr int count = 10000;
 #endif
   locus::runtime rt{tao()};
-  std::mutex lock;
-  std::condition_variable finished_cv;
-  bool finished = false;
-  std::thread watchdog([&] {
-    std::unique_lock hold(lock);
-    if (!finished_cv.wait_for(hold, 240s, [&] { return finished; })) {
-      std::fprintf(stderr, "Assembly.RacingAssembliesNeverDeadlock: still running after 240 s\n");
-      std::_Exit(1);
-    }
-  });
+  std::optional<locus_test::watchdog> guard;
+  guard.emplace("Assembly.RacingAssembliesNeverDeadlock", 240s);
   std::atomic<long> executed{0}, cleaned{0};
   struct counted final : locus::assembly {
     counted(int width, locus::assembly_entry e, std::atomic<long>& ex, std::atomic<long>& cl)
@@ -254,12 +245,7 @@ TEST(Assembly, RacingAssembliesNeverDeadlock) {
     }
     spreaders.wait();
   });
-  {
-    const std::lock_guard hold(lock);
-    finished = true;
-  }
-  finished_cv.notify_all();
-  watchdog.join();
+  guard.reset();
   EXPECT_EQ(executed.load(), expected);
   EXPECT_EQ(cleaned.load(), count);
 }

@@ -3,16 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "prof/mix64.hpp"
+
 namespace locus::prof {
 namespace {
-
-std::uint64_t mix(std::uint64_t x) noexcept {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 using node = footprint_profile::node;
 
@@ -49,7 +43,7 @@ node* footprint_profile::add(int worker, std::uint64_t key, node* parent) {
 // one line of each block drawn, a block in every k / 64. The lines of a sparser sample are
 // among those of a denser one, as thinning needs.
 bool footprint_profile::sampled(std::uint64_t line, std::uint64_t mask) const noexcept {
-  const std::uint64_t block = line >> 6, drawn = mix(block);
+  const std::uint64_t block = line >> 6, drawn = mix64(block);
   const std::uint64_t key = ((line + drawn) & 63) | (drawn >> 6 << 6);
   return (key & mask) == 0;
 }

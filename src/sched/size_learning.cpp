@@ -4,20 +4,13 @@
 #include <utility>
 
 #include "prof/locality_hooks.hpp"
+#include "prof/mix64.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/task_frame.hpp"
 #include "sched/worker.hpp"
 
 namespace locus::detail {
 namespace {
-
-std::uint64_t mix(std::uint64_t x) noexcept {
-  x ^= x >> 31;
-  x *= 0x7FB5D329728EA185ULL;
-  x ^= x >> 27;
-  x *= 0x81DADEF4BC2DD44DULL;
-  return x ^ (x >> 33);
-}
 
 constexpr std::uint64_t root_key = root_path;
 
@@ -55,7 +48,8 @@ std::uint64_t size_learner::name_of_new_group(worker& w) noexcept {
   ++creator.groups_started;
   const std::uint64_t place_in_creator =
       creator.path() | static_cast<std::uint64_t>(creator.groups_started) << 48;
-  return mix((parent != nullptr ? parent->learn_key : root_key) ^ mix(place_in_creator));
+  return prof::mix64((parent != nullptr ? parent->learn_key : root_key) ^
+                     prof::mix64(place_in_creator));
 }
 
 void size_learner::group_begins(worker& w, group_state& g) {
