@@ -211,8 +211,8 @@ INSTANTIATE_TEST_SUITE_P(
                       stress_case{16, true, true, "test-mixed"},
                       stress_case{2, false, true, "cats"}, stress_case{16, true, true, "cats"},
                       stress_case{2, false, true, "cats", true},
-                      stress_case{16, true, true, "cats", true},
-                      stress_case{2, false, true, "tao"}, stress_case{16, true, true, "tao"}),
+                      stress_case{16, true, true, "cats", true}, stress_case{2, false, true, "tao"},
+                      stress_case{16, true, true, "tao"}),
     [](const auto& info) {
       std::string name = std::to_string(info.param.workers) + "workers" +
                          (info.param.exceptions ? "_exceptions" : "");
