@@ -24,6 +24,7 @@
 #include "harness/regions.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
+#include "saved_env.hpp"
 
 namespace {
 
@@ -160,6 +161,29 @@ TEST(BenchTao, UtsThroughAssembliesCountsEveryNode) {
                                    {{"tree", "S1"}, {"tao_width", width}, {"tao_entry", entry}});
         EXPECT_TRUE(v.ok) << v.message;
         EXPECT_EQ(v.result, "nodes=257042 leaves=205878 depth=8");
+      }
+    }
+  }
+}
+
+// Cilksort as a flow graph of QuickMerge and Merge assemblies (seed 003 §6): sorted, a
+// permutation, for both private schedulers, widths 1 and 2, the hybrid, with and without
+// stealing.
+TEST(BenchTao, CilksortThroughAssembliesSorts) {
+  for (const char* steal : {"1", "0"}) {
+    locus_test::saved_env stealing("LOCUS_TAO_STEAL", steal);
+    locus::runtime rt{locus::options{.sched = "tao", .workers = 2}};
+    const auto where = make_locus_region(rt);
+    for (const char* sched : {"dep", "tab"}) {
+      for (const char* width : {"1", "2"}) {
+        SCOPED_TRACE(std::string(sched) + " width " + width + " steal " + steal);
+        const verdict v = run_once(*where, impl::tao, 2, "cilksort",
+                                   {{"n", "300000"},
+                                    {"tao_leaf", "4096"},
+                                    {"tao_sched", sched},
+                                    {"tao_width", width},
+                                    {"tao_top", "1"}});
+        EXPECT_TRUE(v.ok) << v.message;
       }
     }
   }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -11,8 +13,11 @@
 #include <vector>
 
 #include "locus/locus.hpp"
+#include "watchdog.hpp"
 
 namespace {
+
+using namespace std::chrono_literals;
 
 constexpr const char* kSixteen = "pack:2 l3:2(size=4MB) l2:2(size=512KB) core:2 pu:1";
 
@@ -100,6 +105,34 @@ TEST(FlowGraph, PlacedNodesRunWhereTheyArePlaced) {
     EXPECT_EQ(t.lowest[i].load(), static_cast<int>(4 * i)) << i;
     EXPECT_EQ(t.highest[i].load(), static_cast<int>(4 * i + 3)) << i;
   }
+}
+
+// Tables whose workers meet at barriers between steps, entered asynchronously, many ready at
+// once: the flow graph's wrapper must say that its workers wait for each other, or two workers
+// each start one table and wait at its barrier for the other forever. A watchdog turns that into
+// a failure.
+TEST(FlowGraph, TablesWithBarriersNeverDeadlock) {
+  locus::runtime rt{locus::options{.sched = "tao", .workers = 4, .topology = kSixteen}};
+  std::optional<locus_test::watchdog> guard;
+  guard.emplace("FlowGraph.TablesWithBarriersNeverDeadlock", 120s);
+  std::atomic<int> cells{0};
+  locus::flow_graph g;
+  std::vector<locus::flow_graph::node> first;
+  for (int i = 0; i < 64; ++i) {
+    auto table = std::make_unique<locus::table_assembly>(2, 3);
+    for (int step = 0; step < 3; ++step) {
+      for (int index = 0; index < 2; ++index) table->set(step, index, [&cells] { ++cells; });
+    }
+    const auto n = g.add(std::move(table));
+    if (i < 32) {
+      first.push_back(n);
+    } else {
+      g.make_edge(first[static_cast<std::size_t>(i - 32)], n);
+    }
+  }
+  rt.exec([&] { g.run(); });
+  guard.reset();
+  EXPECT_EQ(cells.load(), 64 * 6);
 }
 
 // A node that throws: run() rethrows, the nodes after it (directly or not) do not run, the

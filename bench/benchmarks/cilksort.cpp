@@ -25,12 +25,16 @@
 // and has the multiset checksum of the input (sum of the values and sum of a 64-bit mix of each
 // value, both mod 2^64), computed in prepare().
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <locus/assembly_schedulers.hpp>
+#include <locus/flow_graph.hpp>
 #include <locus/locality.hpp>
 #include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
@@ -206,6 +210,145 @@ void sort_top(elem* in, elem* tmp, std::int64_t n, const cutoffs& c, int places)
   merge<P>(tmp, tmp + 2 * q, tmp + 2 * q, tmp + n, in, c);
 }
 
+// ---- through task assemblies (seed 003 §6, Fig. 8 and 9)
+//
+// The array is cut into 4^L leaves of about tao_leaf elements. A QuickMerge assembly sorts four
+// consecutive leaves in place, merges them pairwise into tmp and the two halves back; a Merge
+// assembly does the same with four sorted blocks; QuickMerges at level 0 and Merges above make a
+// flow graph of fan-in 4 (the paper splits each merge only once: here each pairwise merge is
+// two independent parts and the last one four, cut where the merged order puts them, so that an
+// assembly has four tasks at every stage). Private scheduler: `dep` (a DAG: a pairwise merge
+// after its two sorts, the last merge after both pairs) or `tab` (the three stages as steps of a
+// table, a barrier between them). Width tao_width, and tao_top_width for the top tao_top levels
+// (the paper's hybrid, Table 3: 4+1 is tao_top=1). Level l's node i is placed on worker
+// i * workers / nodes(l), so that consecutive parts of the array stay on neighbouring workers.
+struct tao_plan {
+  std::int64_t leaf;
+  bool table;
+  int width, top, top_width;
+  std::int64_t insertion;
+};
+
+// How many of the first k elements of the merge of a and b come from a (ties from a first, as
+// seq_merge takes them).
+std::int64_t taken_from_a(const elem* a, std::int64_t na, const elem* b, std::int64_t nb,
+                          std::int64_t k) {
+  std::int64_t lo = std::max<std::int64_t>(0, k - nb), hi = std::min(k, na);
+  while (lo < hi) {
+    const std::int64_t i = lo + (hi - lo) / 2;
+    if (b[k - i - 1] < a[i]) {
+      hi = i;
+    } else {
+      lo = i + 1;
+    }
+  }
+  return lo;
+}
+
+// Part `part` of `parts` of the merge of [a, a + na) and [b, b + nb) into dest.
+void merge_part(const elem* a, std::int64_t na, const elem* b, std::int64_t nb, elem* dest,
+                int part, int parts) {
+  const std::int64_t n = na + nb, k0 = n * part / parts, k1 = n * (part + 1) / parts;
+  const std::int64_t i0 = taken_from_a(a, na, b, nb, k0), i1 = taken_from_a(a, na, b, nb, k1);
+  const elem *pa = a + i0, *pa_end = a + i1, *pb = b + (k0 - i0), *pb_end = b + (k1 - i1);
+  declare_merge(pa, pa_end, pb, pb_end, dest + k0);
+  seq_merge(pa, pa_end, pb, pb_end, dest + k0);
+}
+
+// The twelve tasks of one assembly over blocks [cut[0], cut[4]): stage 0 sorts the four blocks
+// (QuickMerge only), stage 1 merges blocks 0+1 and 2+3 into tmp in two parts each, stage 2 merges
+// the halves back in four parts. Task (stage, t) for t in 0..3.
+struct assembly_stages {
+  elem* in;
+  elem* tmp;
+  std::array<std::int64_t, 5> cut;
+  std::int64_t insertion;
+
+  void sort(int t) const {
+    declare_sort(in + cut[t], cut[t + 1] - cut[t]);
+    seq_quick(in + cut[t], in + cut[t + 1], insertion);
+  }
+  void pair(int t) const {
+    const int first = t / 2 * 2;  // blocks first, first + 1
+    merge_part(in + cut[first], cut[first + 1] - cut[first], in + cut[first + 1],
+               cut[first + 2] - cut[first + 1], tmp + cut[first], t % 2, 2);
+  }
+  void last(int t) const {
+    merge_part(tmp + cut[0], cut[2] - cut[0], tmp + cut[2], cut[4] - cut[2], in + cut[0], t, 4);
+  }
+};
+
+std::unique_ptr<locus::assembly> make_stage_assembly(const assembly_stages& s, bool sorts,
+                                                     bool table, int width) {
+  if (table) {
+    // Each stage takes ceil(4 / width) steps; task t of a stage runs in column t % width.
+    const int per_stage = (4 + width - 1) / width;
+    const int stages = sorts ? 3 : 2;
+    auto a = std::make_unique<locus::table_assembly>(width, stages * per_stage);
+    int stage = 0;
+    const auto fill = [&](auto task) {
+      for (int t = 0; t < 4; ++t)
+        a->set(stage * per_stage + t / width, t % width, [s, t, task] { task(s, t); });
+      ++stage;
+    };
+    if (sorts) fill([](const assembly_stages& x, int t) { x.sort(t); });
+    fill([](const assembly_stages& x, int t) { x.pair(t); });
+    fill([](const assembly_stages& x, int t) { x.last(t); });
+    return a;
+  }
+  auto a = std::make_unique<locus::dependence_assembly>(width);
+  std::array<int, 4> sort_ids{}, pair_ids{};
+  if (sorts) {
+    for (int t = 0; t < 4; ++t)
+      sort_ids[static_cast<std::size_t>(t)] = a->add([s, t] { s.sort(t); });
+  }
+  for (int t = 0; t < 4; ++t) {
+    pair_ids[static_cast<std::size_t>(t)] = a->add([s, t] { s.pair(t); });
+    if (sorts) {
+      a->depend(sort_ids[static_cast<std::size_t>(t / 2 * 2)],
+                pair_ids[static_cast<std::size_t>(t)]);
+      a->depend(sort_ids[static_cast<std::size_t>(t / 2 * 2 + 1)],
+                pair_ids[static_cast<std::size_t>(t)]);
+    }
+  }
+  for (int t = 0; t < 4; ++t) {
+    const int last = a->add([s, t] { s.last(t); });
+    for (const int p : pair_ids) a->depend(p, last);
+  }
+  return a;
+}
+
+void sort_tao(elem* in, elem* tmp, std::int64_t n, const tao_plan& plan) {
+  int levels = 1;
+  while (n / (std::int64_t{1} << (2 * (levels + 1))) >= plan.leaf && levels < 20) ++levels;
+  const std::int64_t leaves = std::int64_t{1} << (2 * levels);
+  const int workers = locus::num_workers();
+  locus::flow_graph g;
+  std::vector<locus::flow_graph::node> below;
+  for (int level = 0; level < levels; ++level) {
+    const std::int64_t nodes = leaves >> (2 * (level + 1));
+    const std::int64_t blocks_per_node = std::int64_t{1} << (2 * (level + 1));  // leaves
+    const int width = std::min(workers, level >= levels - plan.top ? plan.top_width : plan.width);
+    std::vector<locus::flow_graph::node> here;
+    for (std::int64_t i = 0; i < nodes; ++i) {
+      assembly_stages s{in, tmp, {}, plan.insertion};
+      for (int q = 0; q <= 4; ++q) {
+        const std::int64_t leaf_at = i * blocks_per_node + q * blocks_per_node / 4;
+        s.cut[static_cast<std::size_t>(q)] = n * leaf_at / leaves;
+      }
+      auto a = make_stage_assembly(s, level == 0, plan.table, width);
+      a->place_on(static_cast<int>(i * workers / nodes));
+      here.push_back(g.add(std::move(a)));
+      if (level > 0) {
+        for (int q = 0; q < 4; ++q)
+          g.make_edge(below[static_cast<std::size_t>(4 * i + q)], here.back());
+      }
+    }
+    below = std::move(here);
+  }
+  g.run();
+}
+
 struct checksum {
   std::uint64_t sum = 0, mixed = 0;
   bool operator==(const checksum&) const = default;
@@ -222,8 +365,12 @@ checksum multiset_checksum(std::span<const elem> v) {
 
 class cilksort_instance final : public instance {
  public:
-  cilksort_instance(std::int64_t n, cutoffs c, std::uint64_t seed)
-      : c_(c), seed_(seed), data_(static_cast<std::size_t>(n)), tmp_(static_cast<std::size_t>(n)) {
+  cilksort_instance(std::int64_t n, cutoffs c, std::uint64_t seed, tao_plan plan)
+      : c_(c),
+        plan_(plan),
+        seed_(seed),
+        data_(static_cast<std::size_t>(n)),
+        tmp_(static_cast<std::size_t>(n)) {
     fill();
     expected_ = multiset_checksum(data_);
   }
@@ -245,6 +392,9 @@ class cilksort_instance final : public instance {
         break;
       case impl::locus:
         sort_top(in, tmp, n, c_, ctx.places);
+        break;
+      case impl::tao:
+        sort_tao(in, tmp, n, plan_);
         break;
 #if LOCUS_BENCH_PEERS
       case impl::tbb:
@@ -282,6 +432,7 @@ class cilksort_instance final : public instance {
   }
 
   cutoffs c_;
+  tao_plan plan_;
   std::uint64_t seed_;
   std::vector<elem> data_, tmp_;
   checksum expected_;
@@ -309,11 +460,30 @@ benchmark make_cilksort_benchmark() {
                           {"20", "20", "20"}, 1, 1 << 20),
       param_spec::integer("seed", "splitmix64 seed of the input", {"1", "1", "1"}, 0, 2147483647),
   };
+  b.params.push_back(param_spec::integer(
+      "tao_leaf", "tao only: elements per in-place sort at least (the array is cut into 4^L)",
+      {"8192", "32768", "32768"}, 16, 1LL << 40));
+  b.params.push_back(param_spec::choice("tao_sched",
+                                        "tao only: private scheduler, dep (a DAG) or tab (a table)",
+                                        {"dep", "dep", "dep"}, {"dep", "tab"}));
+  b.params.push_back(param_spec::integer(
+      "tao_width", "tao only: assembly width (at most the runtime's)", {"2", "2", "2"}, 1, 4));
+  b.params.push_back(param_spec::integer("tao_top", "tao only: top levels of width tao_top_width",
+                                         {"0", "0", "0"}, 0, 20));
+  b.params.push_back(param_spec::integer("tao_top_width", "tao only: width of the top levels",
+                                         {"4", "4", "4"}, 1, 4));
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
+  b.on_request = {impl::tao};
   b.prepare = [](param_values& p) -> std::unique_ptr<instance> {
     const cutoffs c{p.integer("quick"), p.integer("merge"), p.integer("insertion")};
+    const tao_plan plan{p.integer("tao_leaf"),
+                        p.text("tao_sched") == "tab",
+                        static_cast<int>(p.integer("tao_width")),
+                        static_cast<int>(p.integer("tao_top")),
+                        static_cast<int>(p.integer("tao_top_width")),
+                        p.integer("insertion")};
     return std::make_unique<cilksort_instance>(p.integer("n"), c,
-                                               static_cast<std::uint64_t>(p.integer("seed")));
+                                               static_cast<std::uint64_t>(p.integer("seed")), plan);
   };
   return b;
 }

@@ -46,6 +46,13 @@ class assembly {
   virtual void execute(int index) = 0;
   // Called once, after the last execute has returned (or thrown), on the worker it ran on.
   virtual void cleanup() {}
+  // Whether a worker in execute may wait for the others to get there (an entry barrier, or
+  // barriers of the assembly's own): such an assembly reaches all its workers' assembly queues
+  // in one order with every other, which is what keeps racing ones from deadlocking; one whose
+  // workers never wait for each other may start where it is taken at once.
+  virtual bool workers_wait_for_each_other() const noexcept {
+    return entry_ == assembly_entry::synchronous;
+  }
 
   // Initial placement (seed 003 §3.2): the assembly's workers are those around `worker`
   // instead of around the worker that takes it. Set before run_assembly; -1: none.

@@ -32,6 +32,10 @@ class table_assembly : public assembly {
   int steps() const noexcept { return steps_; }
 
   void execute(int index) final;
+  // Its workers meet at the barrier between steps.
+  bool workers_wait_for_each_other() const noexcept override {
+    return steps_ > 1 || assembly::workers_wait_for_each_other();
+  }
 
  private:
   void arrive_and_wait() noexcept;

@@ -32,9 +32,8 @@ class assembly_task final : public gang_task {
   explicit assembly_task(std::unique_ptr<assembly> a)
       : gang_task(a->width()), assembly_(std::move(a)), left_(assembly_->width()) {
     anchor = assembly_->placed_on();
-    // One worker waits for nobody: its entry barrier is passed on arrival.
-    independent_members =
-        assembly_->entry() == assembly_entry::asynchronous || assembly_->width() == 1;
+    // One worker waits for nobody: its barriers are passed on arrival.
+    independent_members = !assembly_->workers_wait_for_each_other() || assembly_->width() == 1;
   }
 
   void run_member(int index) override {

@@ -36,6 +36,9 @@ struct flow_graph::impl {
         throw;
       }
     }
+    bool workers_wait_for_each_other() const noexcept override {
+      return work_->workers_wait_for_each_other();
+    }
     void cleanup() override {
       try {
         work_->cleanup();
