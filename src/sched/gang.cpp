@@ -84,6 +84,12 @@ void gang_task::execute() {
   }
   group_state& g = *group;
   entries_ = std::make_unique<gang_member[]>(static_cast<std::size_t>(width_));
+  // The workers in the order their locks are taken, and room for the locks, before the point
+  // from which nothing may throw.
+  std::vector<int> order = workers;
+  std::sort(order.begin(), order.end());
+  std::vector<std::unique_lock<std::mutex>> held;
+  held.reserve(order.size());
   for (int i = 0; i < width_; ++i) {
     gang_member& m = entries_[static_cast<std::size_t>(i)];
     m.gang = this;
@@ -96,18 +102,13 @@ void gang_task::execute() {
   left_.store(width_ + 1, std::memory_order_relaxed);
   outlives_execute = true;
   g.pending.fetch_add(queued, std::memory_order_acq_rel);
-  std::vector<int> order = workers;
-  std::sort(order.begin(), order.end());
-  {
-    std::vector<std::unique_lock<std::mutex>> held;
-    held.reserve(order.size());
-    for (const int t : order) held.emplace_back(rt.at(t).mail.lock());
-    for (int i = 0; i < width_; ++i) {
-      if (i == own) continue;
-      rt.at(workers[static_cast<std::size_t>(i)])
-          .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
-    }
+  for (const int t : order) held.emplace_back(rt.at(t).mail.lock());
+  for (int i = 0; i < width_; ++i) {
+    if (i == own) continue;
+    rt.at(workers[static_cast<std::size_t>(i)])
+        .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
   }
+  held.clear();  // unlocks
   for (const int t : order) {
     if (t == w->index) continue;
     w->counters.pushes.add();
