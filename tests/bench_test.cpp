@@ -662,6 +662,31 @@ TEST(BenchOutput, ExecuteWritesOneVerifiedJsonLinePerConfiguration) {
   EXPECT_EQ(std::count(progress.begin(), progress.end(), '\n'), 2 * 2 * 3 + 2 * 2 + 1) << progress;
 }
 
+// --sched SCHED+SOURCE gives that configuration's runtime another source of size hints: the
+// +learn-all one learns (its statistics say so), the plain one does not; an unknown source is
+// a usage error naming the accepted ones.
+TEST(BenchOutput, SchedulerWithASourceOfSizeHintsLearns) {
+  const run_plan p =
+      make_plan(parse({"run", "rrm", "--size", "small", "--workers", "2", "--reps", "2", "--impl",
+                       "locus", "--sched", "ml-adws,ml-adws+learn-all", "--json"}),
+                registry::get(), 2);
+  std::ostringstream out, log;
+  EXPECT_EQ(execute(p, out, log), 0) << log.str();
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u) << out.str();
+  EXPECT_NE(lines[0].find(R"("sched":"ml-adws",)"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].find("size_hint_profiles"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(R"("sched":"ml-adws+learn-all")"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(R"("size_hint_profiles":1)"), std::string::npos) << lines[1];
+  const run_plan bad = make_plan(parse({"run", "fib", "--size", "small", "--workers", "2", "--impl",
+                                        "locus", "--sched", "ws+bogus"}),
+                                 registry::get(), 2);
+  std::ostringstream bad_out, bad_log;
+  EXPECT_USAGE_ERROR(execute(bad, bad_out, bad_log), "--sched ws+bogus", "learn-all");
+}
+
 // A benchmark whose serial run computes the wrong answer on its second run.
 class flaky_instance final : public instance {
  public:

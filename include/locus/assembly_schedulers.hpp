@@ -66,7 +66,6 @@ class dependence_assembly : public assembly {
     int predecessors = 0;
     bool failed = false;  // it or one of its predecessors threw
   };
-  bool reaches(int from, int to) const;
   // Ends task `t`: its successors whose last predecessor it was become ready.
   void finish(int t, bool failed);
 

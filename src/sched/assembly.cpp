@@ -8,7 +8,6 @@
 #include <atomic>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "sched/cpu_relax.hpp"
@@ -53,13 +52,7 @@ class assembly_task final : public gang_task {
   // every worker, so no two synchronous assemblies can each hold a worker the other waits for.
   void enter_together() noexcept {
     arrived_.fetch_add(1, std::memory_order_acq_rel);
-    for (int spins = 0; arrived_.load(std::memory_order_acquire) < width(); ++spins) {
-      if (spins < 64) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
-    }
+    spin_until([this] { return arrived_.load(std::memory_order_acquire) >= width(); });
   }
 
   void leave() {

@@ -2,27 +2,14 @@
 
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "sched/cpu_relax.hpp"
+#include "sched/dag_reach.hpp"
 
 namespace locus {
-namespace {
 
-// Spins, then yields the CPU: the assembly's other workers may share it with this one.
-template <class Done>
-void spin_until(Done done) noexcept {
-  for (int spins = 0; !done(); ++spins) {
-    if (spins < 64) {
-      detail::cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-}
-
-}  // namespace
+using detail::spin_until;
 
 // ---- table
 
@@ -85,20 +72,6 @@ int dependence_assembly::add(std::function<void()> fn) {
   return static_cast<int>(tasks_.size()) - 1;
 }
 
-bool dependence_assembly::reaches(int from, int to) const {
-  std::vector<bool> seen(tasks_.size(), false);
-  std::vector<int> stack{from};
-  while (!stack.empty()) {
-    const int t = stack.back();
-    stack.pop_back();
-    if (t == to) return true;
-    if (seen[static_cast<std::size_t>(t)]) continue;
-    seen[static_cast<std::size_t>(t)] = true;
-    for (const int s : tasks_[static_cast<std::size_t>(t)].successors) stack.push_back(s);
-  }
-  return false;
-}
-
 void dependence_assembly::depend(int before, int after) {
   const int n = static_cast<int>(tasks_.size());
   if (before < 0 || before >= n || after < 0 || after >= n) {
@@ -106,7 +79,11 @@ void dependence_assembly::depend(int before, int after) {
                             std::to_string(before < 0 || before >= n ? before : after) + " of " +
                             std::to_string(n));
   }
-  if (before == after || reaches(after, before)) {
+  const auto successors = [this](std::size_t t) -> const std::vector<int>& {
+    return tasks_[t].successors;
+  };
+  if (before == after || detail::reaches(tasks_.size(), static_cast<std::size_t>(after),
+                                         static_cast<std::size_t>(before), successors)) {
     throw std::invalid_argument("locus::dependence_assembly::depend: " + std::to_string(before) +
                                 " -> " + std::to_string(after) + " closes a cycle");
   }

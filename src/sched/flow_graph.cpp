@@ -8,6 +8,7 @@
 
 #include "locus/runtime.hpp"
 #include "locus/task_group.hpp"
+#include "sched/dag_reach.hpp"
 
 namespace locus {
 
@@ -55,20 +56,6 @@ struct flow_graph::impl {
     std::unique_ptr<assembly> work_;
     std::atomic<bool> failed_{false};
   };
-
-  bool reaches(node from, node to) const {
-    std::vector<bool> seen(nodes.size(), false);
-    std::vector<node> stack{from};
-    while (!stack.empty()) {
-      const node n = stack.back();
-      stack.pop_back();
-      if (n == to) return true;
-      if (seen[n]) continue;
-      seen[n] = true;
-      for (const node s : nodes[n]->successors) stack.push_back(s);
-    }
-    return false;
-  }
 
   void start(node n) {
     node_state& s = *nodes[n];
@@ -118,7 +105,10 @@ void flow_graph::make_edge(node from, node to) {
                             std::to_string(from >= n ? from : to) + " in a graph of " +
                             std::to_string(n));
   }
-  if (from == to || impl_->reaches(to, from)) {
+  const auto successors = [this](node n) -> const std::vector<node>& {
+    return impl_->nodes[n]->successors;
+  };
+  if (from == to || detail::reaches(n, to, from, successors)) {
     throw std::invalid_argument("locus::flow_graph::make_edge: " + std::to_string(from) + " -> " +
                                 std::to_string(to) + " closes a cycle");
   }
