@@ -11,6 +11,7 @@
 // memory binding is recorded (for locus's locality model), not done; pass "machine" to run on
 // this machine's own topology, where the memory is really bound to its NUMA nodes.
 // Verified bit for bit against the same product computed serially.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -78,36 +79,29 @@ int main(int argc, char** argv) {
   placed_vector b(sz * sz, 0.0, on_place::interleaved(rt));
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) - 2;
 
-  // One task per place, hinted there; its parallel_for's tasks inherit the hint. Each leaf notes
-  // the place it was hinted to (this_task_place) and the place it ran at (current_place).
-  constexpr int rows_per_leaf = 8;
-  std::vector<int> leaves(static_cast<std::size_t>(places), 0), at_home(leaves), hint_lost(leaves);
+  // One task per place, hinted there; its parallel_for's tasks inherit the hint. Each leaf counts
+  // whether it still carries its band's place (this_task_place) and whether it ran at that place
+  // (current_place: the place of the worker running it).
+  struct tally {
+    std::atomic<int> leaves{0}, at_home{0}, hint_lost{0};
+  };
+  std::vector<tally> tallies(static_cast<std::size_t>(places));
   rt.exec([&] {
     locus::task_group tg;
     for (int p = 0; p < places; ++p) {
-      tg.run(
-          [&, p] {
-            part& pt = parts[static_cast<std::size_t>(p)];
-            std::vector<int> ran_at((static_cast<std::size_t>(pt.hi - pt.lo) + rows_per_leaf - 1) /
-                                    rows_per_leaf);
-            locus::parallel_for(
-                pt.lo, pt.hi,
-                [&](int lo, int hi) {
-                  for (int i = lo; i < hi; ++i) {
-                    const std::size_t r = static_cast<std::size_t>(i - pt.lo) * sz;
-                    row_product(&pt.a[r], b.data(), &pt.c[r], n);
-                  }
-                  ran_at[static_cast<std::size_t>((lo - pt.lo) / rows_per_leaf)] =
-                      locus::this_task_place() == p ? locus::current_place() : -2;
-                },
-                locus::grain{rows_per_leaf});
-            for (const int where : ran_at) {
-              ++leaves[static_cast<std::size_t>(p)];
-              if (where == p) ++at_home[static_cast<std::size_t>(p)];
-              if (where == -2) ++hint_lost[static_cast<std::size_t>(p)];
-            }
-          },
-          locus::place{p}, locus::parent_first);
+      part& pt = parts[static_cast<std::size_t>(p)];
+      tally& t = tallies[static_cast<std::size_t>(p)];
+      const auto band = [&, p](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) {
+          const std::size_t r = static_cast<std::size_t>(i - pt.lo) * sz;
+          row_product(&pt.a[r], b.data(), &pt.c[r], n);
+        }
+        ++t.leaves;
+        if (locus::this_task_place() != p) ++t.hint_lost;
+        if (locus::current_place() == p) ++t.at_home;
+      };
+      tg.run([&pt, band] { locus::parallel_for(pt.lo, pt.hi, band, locus::grain{8}); },
+             locus::place{p}, locus::parent_first);
     }
     tg.wait();
   });
@@ -129,8 +123,8 @@ int main(int argc, char** argv) {
   for (int p = 0; p < places; ++p) {
     const auto q = static_cast<std::size_t>(p);
     std::printf("  place %d: rows %d-%d, %d of %d row blocks ran at place %d\n", p, parts[q].lo,
-                parts[q].hi - 1, at_home[q], leaves[q], p);
-    ok = ok && hint_lost[q] == 0;  // every leaf carries its band's place hint
+                parts[q].hi - 1, tallies[q].at_home.load(), tallies[q].leaves.load(), p);
+    ok = ok && tallies[q].hint_lost == 0;  // every leaf carries its band's place hint
   }
   std::printf("numa-matmul: %dx%d product under %s, %s\n", n, n, rt.scheduler().c_str(),
               ok ? "ok" : "WRONG");
