@@ -4,9 +4,10 @@
     python3 tests/report/test_report.py [PATH/TO/tools/report]
 
 The fixture (results_a.jsonl, results_b.jsonl) is chosen so every derived number is exact:
-fib n=20 has TS = 11 ms, locus/ws T1 = 12 ms with 10000 spawns per rep (100 ns per spawn) and
-T2 = 8 ms with 13 ms of busy time per rep (W_2/T1 = 1.083); nqueens has a failed 2-worker
-configuration; uts has no serial configuration and an adws run without a 1-worker partner.
+fib n=20 (no cutoff) has TS = 11 ms, locus/ws T1 = 12 ms with 10000 spawns per rep (100 ns per
+spawn) and T2 = 8 ms with 13 ms of busy time per rep (W_2/T1 = 1.083); nqueens has a failed
+2-worker configuration and a cutoff (so no per-spawn cost); uts has no serial configuration and
+an adws run without a 1-worker partner.
 Prints one line per test and 'N passed, M failed'; exits 1 when any failed.
 """
 
@@ -87,7 +88,7 @@ def test_benchmark_tables():
     _, _, text = markdown_only()
     assert text.startswith("# Fixture report\n")
     assert_lines(text, [
-        "### fib (n=20)",
+        "### fib (n=20, cutoff=0)",
         "| serial | — | 1 | 11.0 ms | 10.0 ms | 3 | yes | 1.00 | 1.00 | — | — |",
         "| locus | ws | 1 | 12.0 ms | 11.8 ms | 3 | yes | 1.09 | 1.00 | 1.091 | 0.958 |",
         "| locus | ws | 2 | 8.00 ms | 7.50 ms | 3 | yes | 0.73 | 1.50 | 1.091 | 1.083 |",
@@ -118,25 +119,26 @@ def test_summary_table():
     _, _, text = markdown_only()
     assert_lines(text, [
         "| benchmark | configuration | T (1 worker) | T (2 workers) | T1/TS | T1/T2 |",
-        "| fib (n=20) | locus/ws | 12.0 ms | 8.00 ms | 1.09 | 1.50 |",
-        "| fib (n=20) | omp | 13.0 ms | — | 1.18 | — |",
+        "| fib (n=20, cutoff=0) | locus/ws | 12.0 ms | 8.00 ms | 1.09 | 1.50 |",
+        "| fib (n=20, cutoff=0) | omp | 13.0 ms | — | 1.18 | — |",
         "| nqueens (n=8, cutoff=3) | locus/ws | 2.50 ms | — | 1.25 | — |",
         "| uts (tree=S1) | locus/ws | 50.0 ms | 30.0 ms | — | 1.67 |",
     ])
 
 
 def test_breakdown_and_spawn_overhead():
-    """Per worker-rep times, per-rep counts by steal level, and (T1 - TS) / spawns in ns."""
+    """Per worker-rep times, per-rep counts by steal level, and (T1 - TS) / spawns in ns for fib
+    alone: nqueens has a cutoff."""
     _, _, text = markdown_only()
     assert_lines(text, [
-        "| fib (n=20) | ws | 2 | 6.50 ms | 800 µs | 200 µs | 86.7% | 0.94 | 10000 "
+        "| fib (n=20, cutoff=0) | ws | 2 | 6.50 ms | 800 µs | 200 µs | 86.7% | 0.94 | 10000 "
         "| L0 0, L1 2, L2 1 | L0 0, L1 10, L2 0 | 40 |",
         "| uts (tree=S1) | ws | 2 | 27.5 ms | 2.00 ms | 500 µs | 91.7% | 1.00 | 1000 "
         "| L0 0, L1 5, L2 0 | L0 0, L1 12.5, L2 0 | 7 |",
-        "| fib (n=20) | ws | 12.0 ms | 11.0 ms | 10000 | 100.0 |",
-        "| nqueens (n=8, cutoff=3) | ws | 2.50 ms | 2.00 ms | 2000 | 250.0 |",
+        "| fib (n=20, cutoff=0) | ws | 12.0 ms | 11.0 ms | 1.09 | 10000 | 100.0 |",
     ])
     assert "| uts (tree=S1) | ws | 50.0 ms" not in text, "per-spawn row without a serial run"
+    assert "| nqueens (n=8, cutoff=3) | ws | 2.50 ms" not in text, "per-spawn row with a cutoff"
 
 
 def test_printed_paths():
@@ -148,7 +150,7 @@ def test_printed_paths():
 
 
 def test_plots():
-    """With matplotlib: three valid PNGs, linked from report.md. Without: exit 1 naming the
+    """With matplotlib: four valid PNGs, linked from report.md. Without: exit 1 naming the
     package."""
     out = scratch_dir()
     proc = run_tool(FIXTURES + ["--out", out])
@@ -157,7 +159,7 @@ def test_plots():
         print("  (matplotlib not importable: checked the error message instead of the PNGs)")
         return
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-    names = ["speedup.png", "breakdown.png", "spawn_overhead.png"]
+    names = ["speedup.png", "breakdown.png", "spawn_overhead.png", "work_efficiency.png"]
     assert proc.stdout.split() == [os.path.join(out, n) for n in ["report.md"] + names]
     for name in names:
         with open(os.path.join(out, name), "rb") as f:

@@ -158,24 +158,31 @@ def breakdown_section(groups):
 
 
 def spawn_section(groups):
-    """Cost of a spawn on one worker, where nothing is stolen: (T1 - TS) / spawns per rep."""
+    """Cost of a spawn on one worker, where nothing is stolen: (T1 - TS) / spawns per rep, for the
+    benchmarks where every call is a task (m.spawn_cost_defined)."""
     rows = []
-    for g in groups:
+    for g in m.spawn_groups(groups):
         serial = g.serial()
         for sched in g.scheds():
-            ns = m.spawn_overhead_ns(g, sched)
-            if ns is None:
-                continue
             one = g.one_worker("locus", sched)
+            ratio = m.locus_t1_over_ts(g, sched)
+            if ratio is None:
+                continue
+            ns = m.spawn_overhead_ns(g, sched)
+            cost = f"{ns:.1f}" if ns is not None else "within noise" if ratio <= 1 else DASH
             rows.append([g.title, sched, fmt_time(one.median_s), fmt_time(serial.median_s),
-                         fmt_count(m.per_rep(one, one.total["spawns"])), f"{ns:.1f}"])
+                         fmt_ratio(ratio), fmt_count(m.per_rep(one, one.total["spawns"])), cost])
+    rule = ("Only for benchmarks run without a cutoff (parameter `cutoff` = 0 and no other "
+            "`*cutoff*`, `*grain*` or `*leaf*` parameter above 0), where every call is a task. "
+            "Elsewhere leaves run serial code of their own and T1 − TS is not spawns times the "
+            "cost of one: T1/TS (the tables above, the T1/TS plot) says what one worker costs.")
     if not rows:
-        return ("## Per-spawn overhead\n\nNeeds a serial and a 1-worker locus configuration "
-                "with spawns; none here.")
+        return "\n\n".join(["## Per-spawn overhead", rule + " No such benchmark here."])
     return "\n\n".join([
         "## Per-spawn overhead",
-        "(T1 − TS) / spawns per repetition, T1 the 1-worker locus median.",
-        table(["benchmark", "sched", "T1", "TS", "spawns/rep", "ns per spawn"], rows, 2)])
+        "(T1 − TS) / spawns per repetition, T1 the 1-worker locus median. " + rule + " Where T1 "
+        "≤ TS a spawn would cost less than nothing: that is noise, shown by T1/TS alone.",
+        table(["benchmark", "sched", "T1", "TS", "T1/TS", "spawns/rep", "ns per spawn"], rows, 2)])
 
 
 def locality_section(groups):
@@ -269,14 +276,20 @@ def _usable_median(r):
 
 
 def plots_section(plot_files):
+    """Each image under a line naming the benchmarks it shows: a plot of many benchmarks comes
+    as several pages."""
     if not plot_files:
         return ""
-    images = [f"![{caption}]({os.path.basename(path)})" for caption, path in plot_files]
-    return "\n\n".join(["## Plots"] + images)
+    parts = ["## Plots"]
+    for caption, path, shown in plot_files:
+        benches = ", ".join(dict.fromkeys(g.bench for g in shown))
+        parts.append(f"**{caption}**: {benches}\n\n![{caption}]({os.path.basename(path)})")
+    return "\n\n".join(parts)
 
 
 def render(title, paths, results, groups, plot_files):
-    """The whole report; plot_files is a list of (caption, path) for the images beside it."""
+    """The whole report; plot_files is a list of (caption, path, groups shown) for the images
+    beside it."""
     sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
                 summary_section(groups), contention_section(groups), sweep_section(groups),
                 benchmarks_section(groups),

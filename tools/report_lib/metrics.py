@@ -210,15 +210,73 @@ def breakdown_reference(g, r):
     return same_p[0] if same_p else None
 
 
+# Parameters that size a leaf task (cutoff, rcutoff, grain, pgrain, leaf): where one is above 0,
+# leaves run serial code the elision may run differently, and T1 - TS is not spawns x a spawn's
+# cost.
+_GRANULARITY = ("cutoff", "grain", "leaf")
+
+
+def spawn_cost_defined(g):
+    """Whether (T1 - TS) / spawns measures the cost of a spawn: only where every call is a task,
+    which the parameters say by a `cutoff` of 0 (fib and nqueens by default) with no other
+    granularity parameter above 0. A benchmark without a `cutoff` parameter may still size its
+    leaves under another name (cilksort's quick, sparselu's bs), so it does not qualify."""
+    p = g.params
+    return p.get("cutoff") == 0 and all(
+        v == 0 for k, v in p.items() if any(word in k for word in _GRANULARITY))
+
+
+def locus_t1_over_ts(g, sched):
+    """T1/TS of locus with sched: its 1-worker median over the serial median."""
+    return _ratio(_median(g.one_worker("locus", sched)), _median(g.serial()))
+
+
 def spawn_overhead_ns(g, sched):
     """(T1 - TS) / spawns per rep, in ns: the cost of one spawn when it does no parallel work.
-    None unless serial and a usable 1-worker locus configuration with spawns exist."""
+    None unless spawn_cost_defined(g), serial and a usable 1-worker locus configuration with
+    spawns exist, and T1 > TS: a spawn cannot cost less than nothing, so T1 <= TS is noise
+    (shown as T1/TS)."""
     one = g.one_worker("locus", sched)
     serial = g.serial()
-    if one is None or serial is None or not one.total or one.total["spawns"] <= 0:
+    if (not spawn_cost_defined(g) or one is None or serial is None or not one.total
+            or one.total["spawns"] <= 0 or one.median_s <= serial.median_s):
         return None
     spawns = one.total["spawns"] / one.reps
     return (one.median_s - serial.median_s) / spawns * 1e9
+
+
+def spawn_groups(groups):
+    """The groups whose per-spawn cost is defined and that have a T1/TS for some scheduler."""
+    return [g for g in groups if spawn_cost_defined(g)
+            and any(locus_t1_over_ts(g, s) is not None for s in g.scheds())]
+
+
+def one_worker_ratios(groups):
+    """[(group, {configuration label: T1/TS})] over every 1-worker configuration of the groups
+    without a defined per-spawn cost, where a serial reference exists."""
+    found = []
+    for g in groups:
+        if spawn_cost_defined(g):
+            continue
+        ratios = {label(r): t_over_ts(g, r) for r in g.rows
+                  if r.impl != "serial" and r.workers == 1}
+        ratios = {k: v for k, v in ratios.items() if v is not None}
+        if ratios:
+            found.append((g, ratios))
+    return found
+
+
+def short_titles(groups):
+    """A title per group naming only the parameters that tell it from the other groups of the
+    same benchmark among these: a row label where every parameter would not fit."""
+    titles = []
+    for g in groups:
+        same = [o for o in groups if o.bench == g.bench]
+        shown = ", ".join(f"{k}={v}" for k, v in g.params.items()
+                          if any(o.params.get(k) != v for o in same))
+        title = f"{g.bench} ({shown})" if shown else g.bench
+        titles.append(title if g.contend == "none" else f"{title} [contend {g.contend}]")
+    return titles
 
 
 def config_label(r):
