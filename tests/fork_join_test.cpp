@@ -257,7 +257,13 @@ TEST(Exceptions, OthersAreCountedNotLost) {
   std::string caught;
   rt.exec([&] {
     locus::task_group tg;
-    for (int i = 0; i < 5; ++i) tg.run([i] { throw std::runtime_error(std::to_string(i)); });
+    // Each child starts the next one in the group before it throws, so that all five have
+    // started when the first exception cancels the group.
+    auto child = [&tg](auto& self, int i) -> void {
+      if (i < 4) tg.run([&self, i] { self(self, i + 1); });
+      throw std::runtime_error(std::to_string(i));
+    };
+    tg.run([&] { child(child, 0); });
     try {
       tg.wait();
     } catch (const std::runtime_error& e) {
@@ -265,7 +271,7 @@ TEST(Exceptions, OthersAreCountedNotLost) {
     }
     suppressed = tg.suppressed_exceptions();
   });
-  EXPECT_EQ(caught, "0");  // one worker: children finish in order, the first one wins
+  EXPECT_EQ(caught, "4");  // one worker, child-first: the innermost ends first, and wins
   EXPECT_EQ(suppressed, 4u);
   EXPECT_EQ(rt.stats().suppressed_exceptions, 4u);
 }

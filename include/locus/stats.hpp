@@ -87,6 +87,10 @@ struct stats {
   std::vector<std::string> level_names;
   std::vector<worker_stats> workers;
   std::uint64_t suppressed_exceptions = 0;
+  // Children that did not run because their task group was cancelling (task_group::cancel(), a
+  // sibling's exception, or an enclosing group's cancellation): dropped at run() or skipped when
+  // taken from a queue.
+  std::uint64_t canceled_tasks = 0;
   // The scheduler's own figures ("policy" in to_json()), empty for most.
   std::vector<policy_figure> policy;
 

@@ -14,6 +14,10 @@ namespace detail {
 struct group_access;
 }
 
+// What wait() found: every child ran (or was joined), or the group was cancelled (cancel(), an
+// exception, or an enclosing group's cancellation) and children that had not started did not run.
+enum class task_group_status { complete, canceled };
+
 // A set of child tasks joined by wait(). Children run child-first by default: run() starts the
 // child at once on a fresh user-level thread and the caller's continuation becomes stealable.
 //
@@ -21,6 +25,13 @@ struct group_access;
 // later ones are destroyed and counted in suppressed_exceptions() and in the runtime statistics.
 // The destructor waits for unfinished children; an exception still pending then is dropped and
 // counted, because a destructor must not throw. A group can be reused after wait() returns.
+//
+// Cancellation (as oneTBB's task_group): after cancel(), or once a child has thrown, children
+// that have not started never run: run() drops them, and queued ones are skipped when taken.
+// Running children go on; they can poll is_canceling() or locus::is_current_task_group_canceling()
+// and return early. A group created by a task of a cancelled group (at any depth) is cancelled
+// with it. wait() joins as usual and returns task_group_status::canceled; the group is then
+// no longer cancelled and can be reused.
 //
 // run() and wait() may also be called from a thread that is not a locus worker: the children are
 // then submitted to the default runtime and wait() blocks the calling thread.
@@ -44,6 +55,7 @@ class task_group {
         state_.pending.load(std::memory_order_relaxed) != 0) {
       detail::wait_noexcept(state_);
     }
+    if (state_.canceling.load(std::memory_order_relaxed)) detail::settle_cancellation(state_);
   }
 
   // Per-task hints: work_hint, place, parent_first, label.
@@ -54,6 +66,7 @@ class task_group {
     static_assert((detail::is_spawn_hint<H> && ...),
                   "task_group::run takes locus::work_hint, locus::place, locus::parent_first and "
                   "locus::label; size_hint describes a whole group: pass it to task_group(...)");
+    if (detail::any_group_canceling() && detail::drop_canceled_spawn(state_)) return;
     const auto h = detail::collect(hints...);
     if (h.parent_first) {
       auto task = std::make_unique<detail::closure_task<Fn>>(std::forward<F>(f));
@@ -85,17 +98,26 @@ class task_group {
   }
 
   // Joins all children; rethrows the first exception one of them threw.
-  void wait() {
-    // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook.
+  task_group_status wait() {
+    // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook,
+    // no cancellation anywhere.
     if (state_.pending.load(std::memory_order_acquire) == 0 &&
         !state_.begun.load(std::memory_order_relaxed) &&
-        !state_.failed.load(std::memory_order_relaxed)) {
+        !state_.failed.load(std::memory_order_relaxed) && !detail::any_group_canceling()) {
       // A reused group decides about hooks again, by its creator's record then. Tested before
       // storing: an unconditional store cost ws 1.3% on fib without a cutoff.
       if (state_.unhooked) state_.unhooked = false;
-      return;
+      return task_group_status::complete;
     }
-    detail::wait(state_);
+    return detail::wait(state_) ? task_group_status::canceled : task_group_status::complete;
+  }
+
+  // Children not started yet will not run (see above). Callable from any thread, any number of
+  // times; a no-op once the group is cancelling.
+  void cancel() noexcept { detail::cancel_group(state_); }
+  // Whether this group, or a group it is nested in, is cancelling.
+  bool is_canceling() const noexcept {
+    return detail::any_group_canceling() && detail::group_canceling(state_);
   }
 
   unsigned suppressed_exceptions() const noexcept {
@@ -106,5 +128,12 @@ class task_group {
   friend struct detail::group_access;  // layers built on task_group (taskq) reach its join state
   detail::group_state state_;
 };
+
+// Whether the task group of the running task (the group it was spawned into), or one that group
+// is nested in, is cancelling: a long-running child polls this to return early. False outside
+// a task.
+inline bool is_current_task_group_canceling() noexcept {
+  return detail::any_group_canceling() && detail::current_group_canceling();
+}
 
 }  // namespace locus

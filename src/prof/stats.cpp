@@ -215,7 +215,8 @@ std::string stats::to_json() const {
   for (std::size_t i = 0; i < level_names.size(); ++i) {
     out << (i ? "," : "") << json_quote(level_names[i]);
   }
-  out << "],\"suppressed_exceptions\":" << suppressed_exceptions << ",\"policy\":{";
+  out << "],\"suppressed_exceptions\":" << suppressed_exceptions
+      << ",\"canceled_tasks\":" << canceled_tasks << ",\"policy\":{";
   for (std::size_t i = 0; i < policy.size(); ++i) {
     out << (i ? "," : "") << json_quote(policy[i].name) << ':' << policy_number(policy[i].value);
   }
@@ -269,6 +270,9 @@ std::string stats::to_text() const {
   if (suppressed_exceptions != 0) {
     out << "suppressed exceptions (thrown after a group's first one): " << suppressed_exceptions
         << '\n';
+  }
+  if (canceled_tasks != 0) {
+    out << "cancelled tasks (not run: their group was cancelling): " << canceled_tasks << '\n';
   }
   if (!policy.empty()) {
     out << scheduler << ':';

@@ -69,8 +69,9 @@ class assembly_task final : public gang_task {
 
 void run_assembly(task_group& tg, std::unique_ptr<assembly> a) {
   if (a == nullptr) throw std::invalid_argument("locus::run_assembly: no assembly");
-  detail::spawn_parent_first(detail::group_access::of(tg),
-                             std::make_unique<detail::assembly_task>(std::move(a)));
+  detail::group_state& g = detail::group_access::of(tg);
+  if (detail::any_group_canceling() && detail::drop_canceled_spawn(g)) return;
+  detail::spawn_parent_first(g, std::make_unique<detail::assembly_task>(std::move(a)));
 }
 
 }  // namespace locus

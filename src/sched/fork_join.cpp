@@ -87,6 +87,7 @@ struct outside_start final : task_base {
   rec.publish_elsewhere = task.get();
   task->group = rec.group;
   task->options = rec.options;
+  rec.group->outer_known.store(true, std::memory_order_release);  // no enclosing task
   rec.group->pending.fetch_add(1, std::memory_order_relaxed);
   rt.impl().submit(std::move(task));
   copied.wait();
@@ -98,6 +99,24 @@ bool on_running_stack(const worker& w, const group_state& g) noexcept {
   const ult::stack& s = *w.running;
   const auto* at = reinterpret_cast<const std::byte*>(&g);
   return at >= s.lo && at < s.top();
+}
+
+// The group a spawn into `g` comes from: normally `g`'s creator's, which encloses it for
+// cancellation. Decided at the first spawn; a child that spawns into its own group adds nothing.
+[[gnu::always_inline]] inline void note_outer(const worker& w, group_state& g) noexcept {
+  if (g.outer_known.load(std::memory_order_relaxed)) [[likely]]
+    return;
+  const auto* note = static_cast<const group_state*>(w.running->owner_note);
+  g.outer.store(note != &g ? note : nullptr, std::memory_order_relaxed);
+  g.outer_known.store(true, std::memory_order_release);
+}
+
+// A queued task taken to run whose group has been cancelled since it was queued: it does not run
+// (its completion is accounted for as if it had).
+bool skip_canceled(worker& w, const group_state* g) noexcept {
+  if (g == nullptr || !any_group_canceling() || !group_canceling(*g)) return false;
+  w.rt.count_canceled_task();
+  return true;
 }
 
 [[gnu::always_inline]] inline void queue_locally(worker& w, group_state& g, task_base* task) {
@@ -163,8 +182,9 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   const bool hooked = !frame_of(*stack).unhooked;
   if (w.probed) probe_task_begin(w, task->label);
   if (hooked && w.rt.hooks.task_begin) w.rt.sched->task_begin(w.ctx);
+  void* const parent_scope = std::exchange(stack->owner_scope, nullptr);
   try {
-    task->execute();
+    if (!skip_canceled(w, &g)) task->execute();
   } catch (...) {
     record_exception(g, std::current_exception());
   }
@@ -173,6 +193,7 @@ bool run_inline(worker& w, group_state& g, task_base* raw) {
   if (hooked && now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
   stack->owner_note = parent_note;
+  stack->owner_scope = parent_scope;
   free_executed(task);
   if (counted_here) {
     --g.unsettled;
@@ -250,7 +271,8 @@ void migrate_current(worker* w, group_state& g, int target) {
   std::rethrow_exception(std::exchange(g.exception, nullptr));
 }
 
-inline void finish_group(group_state& g) {
+// Returns whether the group, or one it is nested in, was cancelling.
+inline bool finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
@@ -261,7 +283,13 @@ inline void finish_group(group_state& g) {
     if (w != nullptr && w->rt.learner) w->rt.learner->group_ends(*w, g);
     g.begun.store(false, std::memory_order_relaxed);
   }
+  bool canceled = false;
+  if (any_group_canceling()) {
+    canceled = group_canceling(g);
+    settle_cancellation(g);
+  }
   if (g.failed.load(std::memory_order_acquire)) rethrow_first(g);
+  return canceled;
 }
 
 }  // namespace
@@ -355,6 +383,7 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   task_frame& frame = frame_of(*w->running);
   frame = frame_of(*raw);
   w->running->owner_note = g;
+  w->running->owner_scope = nullptr;
   const bool root = member == nullptr && raw->submitted;
   if (root && w->rt.learner) w->rt.learner->root_begins(*w);
   const bool hooked = w->rt.hooks.task_begin && !frame.unhooked;
@@ -365,8 +394,9 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   std::unique_ptr<task_base> task(member == nullptr ? raw : nullptr);
   try {
     if (member != nullptr) {
+      // Members always run: those of a synchronous gang wait for one another.
       member->gang->run_member(member->index);
-    } else {
+    } else if (root || !skip_canceled(*w, g)) {
       task->execute();
     }
   } catch (...) {
@@ -502,6 +532,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   ult::stack* stack = w->running;
   const task_frame parent = frame_of(*stack);
   void* const parent_note = std::exchange(stack->owner_note, &g);
+  void* const parent_scope = std::exchange(stack->owner_scope, nullptr);
   frame_of(*stack) = record;
   rec.publish_elsewhere = &runs_serially;
   if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);  // see spawn_watched
@@ -517,6 +548,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   if (now->rt.hooks.task_end) now->rt.sched->task_end(now->ctx);
   frame_of(*stack) = parent;
   stack->owner_note = parent_note;
+  stack->owner_scope = parent_scope;
 }
 
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
@@ -525,6 +557,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
 [[gnu::noinline]] bool spawn_watched(worker* w, spawn_record& rec) {
   if (w->replaced_queue) rec.publish_elsewhere = &to_replaced_queue;
   group_state& g = *rec.group;
+  note_outer(*w, g);
   task_frame& creator = frame_of(*w->running);
   if (!w->probed && unhooked_group(*w, g, creator)) {
     ult::stack* child = child_stack(w);
@@ -532,6 +565,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
     inherit(frame, creator, g, rec.options.place);
     frame.unhooked = true;
     child->owner_note = &g;
+    child->owner_scope = nullptr;
     run_child_first<watch::unhooked, false>(w, rec, child);
     return true;
   }
@@ -554,6 +588,7 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   ult::stack* child = child_stack(w);
   frame_of(*child) = record;
   child->owner_note = &g;
+  child->owner_scope = nullptr;
   if (w->probed) {
     probe_task_begin(*w, label, rec.start);
     run_child_first<watch::hooks, true>(w, rec, child);
@@ -591,11 +626,13 @@ template <bool Placed>
   }
   if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
+  note_outer(*w, *rec.group);
   if (rec.group->pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec))
       [[unlikely]] {
     return false;
   }
   ult::stack* child = child_stack(w);
+  child->owner_note = rec.group;
   if constexpr (Placed) {
     inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
   } else {
@@ -642,11 +679,13 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   worker* w = current_worker_here();
   if (w == nullptr) {
     task->group = &g;
+    g.outer_known.store(true, std::memory_order_release);  // no enclosing task
     g.pending.fetch_add(1, std::memory_order_relaxed);
     default_runtime().impl().submit(std::move(task));
     return;
   }
   w->rt.check_place(task->options.place);
+  note_outer(*w, g);
   task_frame& creator = frame_of(*w->running);
   task_frame& frame = frame_of(*task);
   if (w->plain_spawn || (!w->probed && unhooked_group(*w, g, creator))) {
@@ -673,15 +712,13 @@ void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_r
   queue_locally(*w, g, task.release());
 }
 
-void wait(group_state& g) {
+bool wait(group_state& g) {
   worker* w = current_worker_here();
   if (w == nullptr) {
     if (g.pending.load(std::memory_order_acquire) != 0) {
-      default_runtime().exec([&g] { wait(g); });
-      return;
+      return default_runtime().exec([&g] { return wait(g); });
     }
-    finish_group(g);
-    return;
+    return finish_group(g);
   }
   if (g.begun.load(std::memory_order_relaxed) && w->rt.hooks.group_wait)
     w->rt.sched->group_wait(w->ctx, g);
@@ -695,7 +732,7 @@ void wait(group_state& g) {
     if (g.pending.load(std::memory_order_acquire) != 0)
       suspend_until_joined(current_worker_here(), g);
   }
-  finish_group(g);
+  return finish_group(g);
 }
 
 bool run_own_queued_task(group_state& g) {
@@ -746,10 +783,55 @@ void wait_noexcept(group_state& g) noexcept {
 void record_exception(group_state& g, std::exception_ptr e) noexcept {
   if (!g.failed.exchange(true, std::memory_order_acq_rel)) {
     g.exception = std::move(e);
+    if (!g.isolated) cancel_group(g);  // as oneTBB: siblings not started yet do not run
     return;
   }
   g.suppressed.fetch_add(1, std::memory_order_relaxed);
   if (worker* w = current_worker()) w->rt.count_suppressed_exception();
+}
+
+std::atomic<std::uint32_t> canceling_groups{0};
+
+namespace {
+// Far beyond any real nesting: only a group reused from unrelated tasks could chain back onto
+// itself, and the walk must end then too.
+constexpr int max_enclosing_groups = 1 << 16;
+}  // namespace
+
+bool group_canceling(const group_state& g) noexcept {
+  const group_state* at = &g;
+  for (int hops = 0; at != nullptr && hops < max_enclosing_groups; ++hops) {
+    if (at->isolated) return false;
+    if (at->canceling.load(std::memory_order_acquire)) return true;
+    if (!at->outer_known.load(std::memory_order_acquire)) return false;
+    at = at->outer.load(std::memory_order_relaxed);
+  }
+  return false;
+}
+
+bool drop_canceled_spawn(group_state& g) noexcept {
+  worker* w = current_worker();
+  if (w != nullptr) note_outer(*w, g);  // a first spawn: `g` is nested in its creator's group
+  if (!group_canceling(g)) return false;
+  if (w != nullptr) w->rt.count_canceled_task();
+  return true;
+}
+
+void cancel_group(group_state& g) noexcept {
+  if (!g.canceling.exchange(true, std::memory_order_acq_rel))
+    canceling_groups.fetch_add(1, std::memory_order_relaxed);
+}
+
+void settle_cancellation(group_state& g) noexcept {
+  if (g.canceling.exchange(false, std::memory_order_acq_rel))
+    canceling_groups.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool current_group_canceling() noexcept {
+  const worker* w = current_worker();
+  if (w == nullptr) return false;
+  const auto* g = static_cast<const group_state*>(w->running->owner_note);
+  return g != nullptr && group_canceling(*g);
 }
 
 }  // namespace locus::detail

@@ -331,6 +331,7 @@ locus::stats runtime_impl::stats() const {
   s.scheduler = settings.sched;
   s.level_names = topology.level_names();
   s.suppressed_exceptions = suppressed_.load(std::memory_order_relaxed);
+  s.canceled_tasks = canceled_.load(std::memory_order_relaxed);
   s.policy = sched->figures();
   if (learner) {
     for (policy_figure& f : learner->figures()) s.policy.push_back(std::move(f));
@@ -383,6 +384,7 @@ locus::stats runtime_impl::stats() const {
 
 void runtime_impl::reset_stats() noexcept {
   suppressed_.store(0, std::memory_order_relaxed);
+  canceled_.store(0, std::memory_order_relaxed);
   pmu.rebaseline();
   if (workspan_) workspan_->reset();
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);

@@ -121,6 +121,7 @@ class runtime_impl {
   void count_suppressed_exception() noexcept {
     suppressed_.fetch_add(1, std::memory_order_relaxed);
   }
+  void count_canceled_task() noexcept { canceled_.fetch_add(1, std::memory_order_relaxed); }
 
   locus::stats stats() const;
   void reset_stats() noexcept;
@@ -206,6 +207,7 @@ class runtime_impl {
   std::atomic<bool> stopping_{false};
   bool pinned_ = false;  // each worker bound to its PU (or, while its PU is contended, its place)
   std::atomic<std::uint64_t> suppressed_{0};
+  std::atomic<std::uint64_t> canceled_{0};
   // Construction is the first epoch: until its first phase change a worker's phase_since_ns is
   // 0, and the time before the runtime existed is not its time.
   std::atomic<std::uint64_t> stats_epoch_ns_{clock_ns()};

@@ -14,8 +14,11 @@ namespace {
 
 constexpr std::uint64_t root_key = root_path;
 
+// The group the running task's own work counts towards: the innermost one it has open, else
+// the one it is a child of.
 const group_state* group_of_running(const worker& w) noexcept {
-  return static_cast<const group_state*>(w.running->owner_note);
+  const ult::stack& s = *w.running;
+  return static_cast<const group_state*>(s.owner_scope != nullptr ? s.owner_scope : s.owner_note);
 }
 
 // What a task declares goes to the learner of the runtime it runs on, if that one profiles.
@@ -55,7 +58,8 @@ std::uint64_t size_learner::name_of_new_group(worker& w) noexcept {
 void size_learner::group_begins(worker& w, group_state& g) {
   g.learn_key = name_of_new_group(w);
   g.learn_node = nullptr;
-  g.learn_outer = std::exchange(w.running->owner_note, &g);
+  g.learn_outer = const_cast<group_state*>(group_of_running(w));
+  w.running->owner_scope = &g;
   if (source_ == size_hint_source::none) {
     g.size_bytes = 0;
     return;
@@ -93,7 +97,8 @@ void size_learner::group_begins(worker& w, group_state& g) {
 void size_learner::group_ends(worker& w, group_state& g) noexcept {
   // Only on the stack it was begun on: a child that spawned into its parent's group first has
   // it as its own group already.
-  if (w.running->owner_note == &g) w.running->owner_note = g.learn_outer;
+  ult::stack& s = *w.running;
+  if (s.owner_scope == &g) s.owner_scope = g.learn_outer != s.owner_note ? g.learn_outer : nullptr;
 }
 
 void size_learner::root_begins(worker& w) {

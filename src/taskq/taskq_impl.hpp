@@ -50,7 +50,9 @@ struct fence_state {
 
 // One task of a queue (or its top level): the group its puts join, and its fences.
 struct taskq_frame {
-  taskq_frame(taskq_impl& queue, std::uint32_t nesting) noexcept : q(queue), depth(nesting) {}
+  taskq_frame(taskq_impl& queue, std::uint32_t nesting) noexcept : q(queue), depth(nesting) {
+    group_access::of(tg).isolated = true;
+  }
   taskq_impl& q;
   // 0 for the top level, 1 + the putter's depth for a task: how a distributed queue tells big
   // pieces of work from small.

@@ -29,6 +29,9 @@ struct alignas(64) stack {
   // The same layer's note on the task running here (the task group it is a child of), kept off
   // its record, which is copied on every spawn. This layer never reads or writes it either.
   void* owner_note = nullptr;
+  // A second note of that layer (the innermost task group its task has open, while learned size
+  // hints attribute work to groups), which the task's spawns do not touch.
+  void* owner_scope = nullptr;
   std::byte* top() const noexcept { return lo + size; }
 };
 

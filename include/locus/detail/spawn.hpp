@@ -204,7 +204,33 @@ struct group_state {
   std::uint64_t learn_key = 0;
   void* learn_node = nullptr;
   void* learn_outer = nullptr;
+  // Cancellation: set by task_group::cancel() or the first exception of a child; children not
+  // started yet then never start, and neither do those of groups nested in this one. `outer` is
+  // the group of the task that spawned into this one first (its creator, normally), through
+  // which a nested group sees an enclosing one cancelled; `outer_known` once that is decided.
+  std::atomic<bool> canceling{false};
+  // A layer's own group (a taskq frame's) that its tasks' exceptions do not cancel and that no
+  // enclosing group's cancellation reaches: that layer keeps its own account of every task.
+  bool isolated = false;
+  std::atomic<bool> outer_known{false};
+  std::atomic<const group_state*> outer{nullptr};
 };
+
+// Groups of every runtime that are cancelling now. While it is zero, which is almost always, a
+// spawn pays one load for cancellation; otherwise the slow paths below walk the groups.
+extern std::atomic<std::uint32_t> canceling_groups;
+[[nodiscard]] inline bool any_group_canceling() noexcept {
+  return canceling_groups.load(std::memory_order_relaxed) != 0;
+}
+// Whether `g` or a group it is nested in is cancelling.
+[[nodiscard]] bool group_canceling(const group_state& g) noexcept;
+// Whether a spawn into `g` is to be dropped (counted in the runtime's statistics).
+[[nodiscard]] bool drop_canceled_spawn(group_state& g) noexcept;
+void cancel_group(group_state& g) noexcept;
+// Ends the group's own cancellation once it is joined, so that it can be reused.
+void settle_cancellation(group_state& g) noexcept;
+// Whether the group of the task running on the calling thread is cancelling.
+[[nodiscard]] bool current_group_canceling() noexcept;
 
 // The calling OS thread's worker, or nullptr outside any runtime. Never inlined: a user-level
 // thread may resume on another OS thread, so the thread-local lookup must not be cached.
@@ -218,7 +244,8 @@ struct group_state {
 void publish_continuation(spawn_record* rec) noexcept;
 void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task);
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec);
-void wait(group_state& g);
+// Joins; returns whether the group, or one it is nested in, was cancelling.
+bool wait(group_state& g);
 void wait_noexcept(group_state& g) noexcept;
 void record_exception(group_state& g, std::exception_ptr e) noexcept;
 
