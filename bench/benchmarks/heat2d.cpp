@@ -14,6 +14,10 @@
 // every cell, boundary included, uniform in [0, 1) from splitmix64(seed), row by row. n = 360
 // is two 1 MB grids (the ADWS cache experiments' size).
 //
+// The locus version is a two-dimensional locus::parallel_for over the interior (grain2d leaf x
+// leaf, item_size of both grids' cell), which cuts the same quadrants and gives the same hints;
+// `split=tasks` runs the same recursion written by hand with task groups, for comparison.
+//
 // Locality model (locus-bench --locality): every leaf of the serial and locus versions declares
 // the rows of its block it reads (with the halo) and writes, and its block as its identity for
 // mapping stability; every iteration is one model iteration. The serial version visits the
@@ -26,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include <locus/algorithms.hpp>
 #include <locus/locality.hpp>
 #include <locus/runtime.hpp>
 #include <locus/task_group.hpp>
@@ -97,6 +102,18 @@ void step_serial(const problem& p, const block& b) {
   for (int i = 0; i < k; ++i) step_serial(p, kids[i]);
 }
 
+void step_locus_loop(const problem& p, const block& b) {
+  locus::parallel_for(
+      locus::range2d{b.r0, b.r1, b.c0, b.c1},
+      [&p](const locus::range2d<int>& r) {
+        const block leaf{r.row_begin, r.row_end, r.col_begin, r.col_end};
+        declare_leaf(p, leaf);
+        p.compute(leaf);
+      },
+      locus::grain2d{static_cast<std::size_t>(p.leaf), static_cast<std::size_t>(p.leaf)},
+      locus::item_size{2 * sizeof(double)});
+}
+
 void step_locus(const problem& p, const block& b) {
   if (p.is_leaf(b)) {
     declare_leaf(p, b);
@@ -142,8 +159,8 @@ void step_omp(const problem* p, const block& b) {
 
 class heat2d_instance final : public instance {
  public:
-  heat2d_instance(int n, int iters, int leaf, int pad_bytes, std::uint64_t seed)
-      : n_(n), iters_(iters), leaf_(leaf), initial_(n, n, pad_bytes / 8) {
+  heat2d_instance(int n, int iters, int leaf, int pad_bytes, std::uint64_t seed, bool by_hand)
+      : n_(n), iters_(iters), leaf_(leaf), by_hand_(by_hand), initial_(n, n, pad_bytes / 8) {
     grid_bench::fill_uniform(initial_, seed, 0.0, 1.0);
     buf_[0] = initial_;
     buf_[1] = initial_;
@@ -171,7 +188,11 @@ class heat2d_instance final : public instance {
           locus::next_iteration();
           break;
         case impl::locus:
-          ctx.step([&] { step_locus(p, all); });
+          if (by_hand_) {
+            ctx.step([&] { step_locus(p, all); });
+          } else {
+            ctx.step([&] { step_locus_loop(p, all); });
+          }
           locus::next_iteration();
           break;
 #if LOCUS_BENCH_PEERS
@@ -198,6 +219,7 @@ class heat2d_instance final : public instance {
   }
 
   int n_, iters_, leaf_;
+  bool by_hand_;
   grid initial_;
   grid buf_[2];
   grid reference_;
@@ -232,6 +254,10 @@ benchmark make_heat2d_benchmark() {
                           {"256", "256", "256"}, 0, 1 << 16),
       param_spec::integer("seed", "splitmix64 seed of the initial grid", {"1", "1", "1"}, 0,
                           std::int64_t{1} << 62),
+      param_spec::choice("split",
+                         "the locus version's decomposition: a two-dimensional parallel_for "
+                         "(loop) or the same quadrant recursion written with task groups (tasks)",
+                         {"loop", "loop", "loop"}, {"loop", "tasks"}),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};
   b.steps = true;
@@ -250,7 +276,7 @@ benchmark make_heat2d_benchmark() {
     return std::make_unique<heat2d_instance>(
         static_cast<int>(p.integer("n")), static_cast<int>(p.integer("iters")),
         static_cast<int>(p.integer("leaf")), static_cast<int>(p.integer("pad")),
-        static_cast<std::uint64_t>(p.integer("seed")));
+        static_cast<std::uint64_t>(p.integer("seed")), p.text("split") == "tasks");
   };
   return b;
 }

@@ -67,16 +67,49 @@ void parallel_invoke(F&&... fs) {
   }
 }
 
+// The index range [row_begin, row_end) x [col_begin, col_end) of a two-dimensional
+// parallel_for, and the blocks its body is given.
+template <std::integral Index>
+struct range2d {
+  Index row_begin, row_end, col_begin, col_end;
+  Index rows() const noexcept { return row_end - row_begin; }
+  Index cols() const noexcept { return col_end - col_begin; }
+  bool empty() const noexcept { return row_end <= row_begin || col_end <= col_begin; }
+  // Iterations in the range.
+  std::size_t size() const noexcept {
+    return empty() ? 0 : static_cast<std::size_t>(rows()) * static_cast<std::size_t>(cols());
+  }
+};
+
+template <std::integral Index>
+range2d(Index, Index, Index, Index) -> range2d<Index>;
+
 namespace detail {
 
+// How a parallel loop is cut: its leaves' size, and the bytes an iteration touches (0: no size
+// hints). Lives in the loop's caller, which outlives every task of the loop.
+struct loop_split {
+  std::size_t grain_rows = 1;
+  std::size_t grain_cols = 1;
+  std::size_t item_bytes = 0;
+};
+
+template <class Index>
+task_group loop_group(Index iterations, const loop_split& split) {
+  const double work = static_cast<double>(iterations);
+  if (split.item_bytes == 0) return task_group{work_hint{work}};
+  return task_group{work_hint{work},
+                    size_hint{static_cast<std::size_t>(iterations) * split.item_bytes}};
+}
+
 template <class Index, class Body>
-void parallel_for_range(Index lo, Index hi, const Body& body, std::size_t grain_size) {
-  while (static_cast<std::size_t>(hi - lo) > grain_size) {
+void parallel_for_range(Index lo, Index hi, const Body& body, const loop_split& split) {
+  while (static_cast<std::size_t>(hi - lo) > split.grain_rows) {
     const Index mid = lo + (hi - lo) / 2;
-    task_group tg{work_hint{static_cast<double>(hi - lo)}};
-    tg.run([&body, lo, mid, grain_size] { parallel_for_range(lo, mid, body, grain_size); },
+    task_group tg = loop_group(hi - lo, split);
+    tg.run([&body, &split, lo, mid] { parallel_for_range(lo, mid, body, split); },
            work_hint{static_cast<double>(mid - lo)});
-    parallel_for_range(mid, hi, body, grain_size);
+    parallel_for_range(mid, hi, body, split);
     tg.wait();
     return;
   }
@@ -85,6 +118,45 @@ void parallel_for_range(Index lo, Index hi, const Body& body, std::size_t grain_
   } else {
     body(lo, hi);
   }
+}
+
+template <class Index, class Body>
+void run_block(const range2d<Index>& b, const Body& body) {
+  if constexpr (std::is_invocable_v<const Body&, const range2d<Index>&>) {
+    body(b);
+  } else {
+    for (Index i = b.row_begin; i < b.row_end; ++i) {
+      for (Index j = b.col_begin; j < b.col_end; ++j) body(i, j);
+    }
+  }
+}
+
+// Quadrants (halves where only one dimension exceeds its grain), spawned top-left, top-right,
+// bottom-left, the bottom-right one run by the caller: a one-worker run visits the leaves in the
+// order of the serial recursion.
+template <class Index, class Body>
+void parallel_for_blocks(const range2d<Index>& b, const Body& body, const loop_split& split) {
+  const bool rows = static_cast<std::size_t>(b.rows()) > split.grain_rows;
+  const bool cols = static_cast<std::size_t>(b.cols()) > split.grain_cols;
+  if (!rows && !cols) {
+    run_block(b, body);
+    return;
+  }
+  const Index rm = rows ? b.row_begin + b.rows() / 2 : b.row_end;
+  const Index cm = cols ? b.col_begin + b.cols() / 2 : b.col_end;
+  range2d<Index> parts[4];
+  int k = 0;
+  parts[k++] = {b.row_begin, rm, b.col_begin, cm};
+  if (cols) parts[k++] = {b.row_begin, rm, cm, b.col_end};
+  if (rows) parts[k++] = {rm, b.row_end, b.col_begin, cm};
+  if (rows && cols) parts[k++] = {rm, b.row_end, cm, b.col_end};
+  task_group tg = loop_group(b.size(), split);
+  for (int i = 0; i + 1 < k; ++i) {
+    tg.run([&body, &split, part = parts[i]] { parallel_for_blocks(part, body, split); },
+           work_hint{static_cast<double>(parts[i].size())});
+  }
+  parallel_for_blocks(parts[k - 1], body, split);
+  tg.wait();
 }
 
 // The range form wins when a body fits both, so that a body written for it keeps its meaning.
@@ -120,33 +192,79 @@ T parallel_reduce_range(Index lo, Index hi, const T& identity, const Body& body,
 
 // Calls body(i) for every i in [first, last), or body(lo, hi) on subranges of at most `g`
 // iterations when body takes two indices. Ranges are split in halves, each half hinted with its
-// iteration count. Hints: locus::grain{g}, and locus::place{p}, which runs the whole loop as a
-// child at place p (its tasks inherit it).
+// iteration count. Hints: locus::grain{g}; locus::item_size{bytes}, the bytes one iteration
+// touches (each group of the split then carries a size_hint); and locus::place{p}, which runs the
+// whole loop as a child at place p (its tasks inherit it).
 template <std::integral Index, class Body, class... H>
 void parallel_for(Index first, Index last, Body body, H... hints) {
   static_assert(
       std::is_invocable_v<const Body&, Index> || std::is_invocable_v<const Body&, Index, Index>,
       "parallel_for body must take (Index) or (Index lo, Index hi)");
-  static_assert((detail::one_of<H, grain, place> && ...),
-                "parallel_for takes locus::grain and locus::place hints");
+  static_assert((detail::one_of<H, grain, item_size, place> && ...),
+                "parallel_for takes locus::grain, locus::item_size and locus::place hints");
   if (last <= first) return;
-  std::size_t grain_size = 1;
+  detail::loop_split split;
   std::optional<place> where;
   (
       [&](const auto& h) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(h)>, grain>) {
-          grain_size = h.value == 0 ? 1 : h.value;
+        using hint = std::decay_t<decltype(h)>;
+        if constexpr (std::is_same_v<hint, grain>) {
+          split.grain_rows = h.value == 0 ? 1 : h.value;
+        } else if constexpr (std::is_same_v<hint, item_size>) {
+          split.item_bytes = h.bytes;
         } else {
           where = h;
         }
       }(hints),
       ...);
   if (!where) {
-    detail::parallel_for_range(first, last, body, grain_size);
+    detail::parallel_for_range(first, last, body, split);
     return;
   }
   task_group tg;
-  tg.run([&] { detail::parallel_for_range(first, last, body, grain_size); }, *where);
+  tg.run([&] { detail::parallel_for_range(first, last, body, split); }, *where);
+  tg.wait();
+}
+
+// Calls body(block) on blocks of at most rows x cols iterations that together cover `range` once,
+// or body(i, j) for every (i, j) in it when body takes two indices. The range is cut recursively
+// into quadrants (halves along a dimension already within its grain), each hinted with its
+// number of iterations, the bottom-right one run by the caller. Hints: locus::grain2d{rows,
+// cols} (or locus::grain{g} for both; default 1 x 1), locus::item_size{bytes} and locus::place{p},
+// as for the one-dimensional form.
+template <std::integral Index, class Body, class... H>
+void parallel_for(const range2d<Index>& range, Body body, H... hints) {
+  static_assert(std::is_invocable_v<const Body&, const range2d<Index>&> ||
+                    std::is_invocable_v<const Body&, Index, Index>,
+                "a two-dimensional parallel_for body must take (const locus::range2d<Index>&) "
+                "or (Index row, Index col)");
+  static_assert((detail::one_of<H, grain, grain2d, item_size, place> && ...),
+                "a two-dimensional parallel_for takes locus::grain2d (or locus::grain), "
+                "locus::item_size and locus::place hints");
+  if (range.empty()) return;
+  detail::loop_split split;
+  std::optional<place> where;
+  (
+      [&](const auto& h) {
+        using hint = std::decay_t<decltype(h)>;
+        if constexpr (std::is_same_v<hint, grain>) {
+          split.grain_rows = split.grain_cols = h.value == 0 ? 1 : h.value;
+        } else if constexpr (std::is_same_v<hint, grain2d>) {
+          split.grain_rows = h.rows == 0 ? 1 : h.rows;
+          split.grain_cols = h.cols == 0 ? 1 : h.cols;
+        } else if constexpr (std::is_same_v<hint, item_size>) {
+          split.item_bytes = h.bytes;
+        } else {
+          where = h;
+        }
+      }(hints),
+      ...);
+  if (!where) {
+    detail::parallel_for_blocks(range, body, split);
+    return;
+  }
+  task_group tg;
+  tg.run([&] { detail::parallel_for_blocks(range, body, split); }, *where);
   tg.wait();
 }
 

@@ -29,6 +29,20 @@ struct grain {
   std::size_t value = 1;
 };
 
+// Leaf size of a two-dimensional parallel_for: blocks of at most rows x cols iterations run
+// serially; a larger block is cut in halves along each dimension that exceeds its grain.
+struct grain2d {
+  std::size_t rows = 1;
+  std::size_t cols = 1;
+};
+
+// Bytes of data one iteration of a parallel loop touches: each group of the loop's split then
+// carries a size_hint of its iterations times this (the working set that ml-adws, ml-ws and cats
+// tie to a cache).
+struct item_size {
+  std::size_t bytes = 0;
+};
+
 // Name of a task in a trace (LOCUS_TRACE): `tg.run(f, locus::label{"solve"})`. The pointer is
 // kept, not the text, so it must outlive the runtime (a string literal does). Unlabeled tasks
 // are named after their spawn site (the closure's type).
