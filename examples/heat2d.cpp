@@ -1,8 +1,10 @@
 // heat2d: a 2-D heat-diffusion time loop under adws (almost deterministic work stealing, seed
-// 000). Each time step splits the grid recursively into quadrants with task_group, every child
-// carrying a work hint (its number of cells). adws turns those hints into a plan that gives each
-// leaf block the same worker in every step, so a block's cells stay in that worker's caches from
-// one step to the next; the program prints how many blocks kept their worker.
+// 000). Each time step is a two-dimensional locus::parallel_for over the grid, which cuts it
+// recursively into quadrants down to leaf blocks, every part carrying a work hint (its number of
+// cells) and a size hint (the bytes of its cells in both grids). adws turns the work hints into a
+// plan that gives each leaf block the same worker in every step, so a block's cells stay in that
+// worker's caches from one step to the next; the program prints how many blocks kept their
+// worker.
 //
 //   build/release/examples/heat2d [n] [steps]      (LOCUS_WORKERS=4 to choose the workers)
 //
@@ -36,24 +38,17 @@ void update(grid& cur, grid& next, int r0, int r1, int c0, int c1) {
   }
 }
 
-// The parallel step: quadrants of a square region, three as children and one run by the caller.
-// `owner` records the worker that updated each leaf block.
-void step(grid& cur, grid& next, int r0, int c0, int size, std::vector<int>& owner) {
-  if (size <= block) {
-    update(cur, next, r0, r0 + size, c0, c0 + size);
-    const int blocks_per_row = cur.n / block;
-    owner[static_cast<std::size_t>((r0 - 1) / block * blocks_per_row + (c0 - 1) / block)] =
-        locus::this_worker();
-    return;
-  }
-  const int h = size / 2;
-  const auto cells = static_cast<double>(h) * h;
-  locus::task_group tg{locus::work_hint{4 * cells}};
-  tg.run([&, r0, c0, h] { step(cur, next, r0, c0, h, owner); }, locus::work_hint{cells});
-  tg.run([&, r0, c0, h] { step(cur, next, r0, c0 + h, h, owner); }, locus::work_hint{cells});
-  tg.run([&, r0, c0, h] { step(cur, next, r0 + h, c0, h, owner); }, locus::work_hint{cells});
-  step(cur, next, r0 + h, c0 + h, h, owner);
-  tg.wait();
+// The parallel step over the interior; `owner` records the worker that updated each leaf block.
+void step(grid& cur, grid& next, std::vector<int>& owner) {
+  const int n = cur.n;
+  locus::parallel_for(
+      locus::range2d{1, n + 1, 1, n + 1},
+      [&](const locus::range2d<int>& b) {
+        update(cur, next, b.row_begin, b.row_end, b.col_begin, b.col_end);
+        owner[static_cast<std::size_t>((b.row_begin - 1) / block * (n / block) +
+                                       (b.col_begin - 1) / block)] = locus::this_worker();
+      },
+      locus::grain2d{block, block}, locus::item_size{2 * sizeof(double)});
 }
 
 grid initial(int n) {
@@ -89,7 +84,7 @@ int main(int argc, char** argv) {
   std::size_t kept = 0;  // blocks updated by the same worker as in the step before
   for (int s = 0; s < steps; ++s) {
     // One root per time step: the steps run one after the other from main.
-    rt.exec([&] { step(cur, next, 1, 1, n, owner); });
+    rt.exec([&] { step(cur, next, owner); });
     std::swap(cur, next);
     if (s > 0) {
       for (std::size_t b = 0; b < blocks; ++b) kept += owner[b] == previous[b] ? 1 : 0;

@@ -80,6 +80,14 @@ struct outside_start final : task_base {
   std::promise<void> copied;
 };
 
+// Decides, at the group's first spawn, what encloses it for cancellation: `outer`, the group of
+// the task that spawns (normally its creator); none when that is the group itself or nothing.
+inline void set_outer(group_state& g, const group_state* outer) noexcept {
+  if (g.outer.load(std::memory_order_relaxed) != nullptr) return;
+  g.outer.store(outer != nullptr && outer != &g ? outer : &no_enclosing_group,
+                std::memory_order_release);
+}
+
 [[gnu::noinline, gnu::cold]] void spawn_from_outside(spawn_record& rec) {
   runtime& rt = default_runtime();
   auto task = std::make_unique<outside_start>(&rec);
@@ -87,7 +95,7 @@ struct outside_start final : task_base {
   rec.publish_elsewhere = task.get();
   task->group = rec.group;
   task->options = rec.options;
-  rec.group->outer_known.store(true, std::memory_order_release);  // no enclosing task
+  set_outer(*rec.group, nullptr);  // no enclosing task
   rec.group->pending.fetch_add(1, std::memory_order_relaxed);
   rt.impl().submit(std::move(task));
   copied.wait();
@@ -101,14 +109,8 @@ bool on_running_stack(const worker& w, const group_state& g) noexcept {
   return at >= s.lo && at < s.top();
 }
 
-// The group a spawn into `g` comes from: normally `g`'s creator's, which encloses it for
-// cancellation. Decided at the first spawn; a child that spawns into its own group adds nothing.
 [[gnu::always_inline]] inline void note_outer(const worker& w, group_state& g) noexcept {
-  if (g.outer_known.load(std::memory_order_relaxed)) [[likely]]
-    return;
-  const auto* note = static_cast<const group_state*>(w.running->owner_note);
-  g.outer.store(note != &g ? note : nullptr, std::memory_order_relaxed);
-  g.outer_known.store(true, std::memory_order_release);
+  set_outer(g, static_cast<const group_state*>(w.running->owner_note));
 }
 
 // A queued task taken to run whose group has been cancelled since it was queued: it does not run
@@ -626,17 +628,20 @@ template <bool Placed>
   }
   if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  note_outer(*w, *rec.group);
   if (rec.group->pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec))
       [[unlikely]] {
     return false;
   }
   ult::stack* child = child_stack(w);
   child->owner_note = rec.group;
+  // The group's first spawn decides what encloses it; the ordinal is loaded anyway.
+  const std::uint32_t ordinal = next_ordinal(*rec.group);
+  if (ordinal == 0) note_outer(*w, *rec.group);
+  const std::uint64_t parent = frame_of(*w->running).position;
   if constexpr (Placed) {
-    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group, rec.options.place);
+    frame_of(*child).position = child_position(parent, ordinal, rec.options.place);
   } else {
-    inherit_position(frame_of(*child), frame_of(*w->running), *rec.group);
+    frame_of(*child).position = child_position(parent, ordinal);
   }
   run_child_first<watch::none, false>(w, rec, child);
   return true;
@@ -679,7 +684,7 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
   worker* w = current_worker_here();
   if (w == nullptr) {
     task->group = &g;
-    g.outer_known.store(true, std::memory_order_release);  // no enclosing task
+    set_outer(g, nullptr);  // no enclosing task
     g.pending.fetch_add(1, std::memory_order_relaxed);
     default_runtime().impl().submit(std::move(task));
     return;
@@ -791,6 +796,7 @@ void record_exception(group_state& g, std::exception_ptr e) noexcept {
 }
 
 std::atomic<std::uint32_t> canceling_groups{0};
+const group_state no_enclosing_group{};
 
 namespace {
 // Far beyond any real nesting: only a group reused from unrelated tasks could chain back onto
@@ -803,8 +809,8 @@ bool group_canceling(const group_state& g) noexcept {
   for (int hops = 0; at != nullptr && hops < max_enclosing_groups; ++hops) {
     if (at->isolated) return false;
     if (at->canceling.load(std::memory_order_acquire)) return true;
-    if (!at->outer_known.load(std::memory_order_acquire)) return false;
-    at = at->outer.load(std::memory_order_relaxed);
+    at = at->outer.load(std::memory_order_acquire);
+    if (at == &no_enclosing_group) return false;
   }
   return false;
 }

@@ -12,9 +12,8 @@ namespace locus::ult {
 
 // One cache line holds the fields a spawn touches, and the first bytes of the owner data.
 struct alignas(64) stack {
-  std::byte* lo = nullptr;          // lowest usable address; the guard lies just below
-  std::size_t size = 0;             // usable bytes
-  void* sanitizer_fiber = nullptr;  // ThreadSanitizer fiber bound to this stack
+  std::byte* lo = nullptr;  // lowest usable address; the guard lies just below
+  std::size_t size = 0;     // usable bytes
   // A finished task's context stays parked at the bottom of its entry loop, ready to run the
   // next task without building a new context (null for a fresh stack).
   void* parked = nullptr;
@@ -22,16 +21,17 @@ struct alignas(64) stack {
   // it started: it may be running on another worker than the one that started it.
   bool may_have_moved = false;
   stack* next_free = nullptr;
-  // Storage for the layer that runs tasks on this stack: its record of the task running here.
+  // The note of the layer that runs tasks on this stack on the task running here (the task group
+  // it is a child of), kept off its record, which is copied on every spawn, but written with it.
   // This layer never reads or writes it.
+  void* owner_note = nullptr;
+  // Storage for the same layer: its record of the task running here.
   static constexpr std::size_t owner_bytes = 48;
   alignas(16) std::byte owner_data[owner_bytes]{};
-  // The same layer's note on the task running here (the task group it is a child of), kept off
-  // its record, which is copied on every spawn. This layer never reads or writes it either.
-  void* owner_note = nullptr;
   // A second note of that layer (the innermost task group its task has open, while learned size
   // hints attribute work to groups), which the task's spawns do not touch.
   void* owner_scope = nullptr;
+  void* sanitizer_fiber = nullptr;  // ThreadSanitizer fiber bound to this stack
   std::byte* top() const noexcept { return lo + size; }
 };
 

@@ -205,16 +205,19 @@ struct group_state {
   void* learn_node = nullptr;
   void* learn_outer = nullptr;
   // Cancellation: set by task_group::cancel() or the first exception of a child; children not
-  // started yet then never start, and neither do those of groups nested in this one. `outer` is
-  // the group of the task that spawned into this one first (its creator, normally), through
-  // which a nested group sees an enclosing one cancelled; `outer_known` once that is decided.
+  // started yet then never start, and neither do those of groups nested in this one.
   std::atomic<bool> canceling{false};
   // A layer's own group (a taskq frame's) that its tasks' exceptions do not cancel and that no
   // enclosing group's cancellation reaches: that layer keeps its own account of every task.
   bool isolated = false;
-  std::atomic<bool> outer_known{false};
+  // The group of the task that spawned into this one first (its creator, normally), through
+  // which a nested group sees an enclosing one cancelled: null until that first spawn,
+  // &no_enclosing_group when there is none.
   std::atomic<const group_state*> outer{nullptr};
 };
+
+// group_state::outer of a group spawned into first from outside any task.
+extern const group_state no_enclosing_group;
 
 // Groups of every runtime that are cancelling now. While it is zero, which is almost always, a
 // spawn pays one load for cancellation; otherwise the slow paths below walk the groups.
