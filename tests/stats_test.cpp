@@ -109,3 +109,19 @@ TEST(Stats, RealTopologyNamesEveryStealLevel) {
 }
 
 }  // namespace
+
+TEST(Stats, StealTotalsSumTheLevels) {
+  locus::worker_stats w;
+  w.steals_by_level = {0, 3, 4, 1};
+  w.failed_steals_by_level = {0, 10, 0, 2};
+  EXPECT_EQ(w.steals(), 8u);
+  EXPECT_EQ(w.failed_steals(), 12u);
+  EXPECT_EQ(locus::worker_stats{}.steals(), 0u);
+}
+
+TEST(Stats, CancelledTasksReachTheJson) {
+  locus::stats s;
+  s.canceled_tasks = 7;
+  EXPECT_NE(s.to_json().find(R"("canceled_tasks":7)"), std::string::npos) << s.to_json();
+  EXPECT_NE(s.to_text().find("cancelled tasks"), std::string::npos);
+}

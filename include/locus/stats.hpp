@@ -56,6 +56,10 @@ struct worker_stats {
   // Empty unless the runtime counts with the PMU (LOCUS_PMU=1, options::pmu).
   std::vector<pmu_value> pmu;
 
+  // Successful and failed steals at every distance level together.
+  std::uint64_t steals() const noexcept;
+  std::uint64_t failed_steals() const noexcept;
+
   // Adds the times and counters of `other` (the worker index is left as it is). A PMU counter
   // unavailable on either side stays unavailable in the sum.
   worker_stats& operator+=(const worker_stats& other);

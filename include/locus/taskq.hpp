@@ -63,6 +63,7 @@
 #include <span>
 #include <type_traits>
 
+#include "locus/runtime.hpp"
 #include "locus/task_group.hpp"
 
 namespace locus {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <sstream>
 
 #include "locus/stats.hpp"
@@ -178,6 +179,15 @@ double pmu_value::running_ratio() const noexcept {
 std::string pmu_value::text() const {
   if (value) return std::to_string(*value);
   return "unavailable: " + unavailable;
+}
+
+std::uint64_t worker_stats::steals() const noexcept {
+  return std::accumulate(steals_by_level.begin(), steals_by_level.end(), std::uint64_t{0});
+}
+
+std::uint64_t worker_stats::failed_steals() const noexcept {
+  return std::accumulate(failed_steals_by_level.begin(), failed_steals_by_level.end(),
+                         std::uint64_t{0});
 }
 
 worker_stats& worker_stats::operator+=(const worker_stats& w) {
