@@ -660,4 +660,27 @@ TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
   }
 }
 
+// A blank value is an unset one for a scheduler's own variables too: the default stands (a
+// blank LOCUS_ADWS_STEAL once read as 0 and turned stealing off).
+TEST_F(ConfigRuntimeTest, BlankSchedulerSettingsAreUnset) {
+  const locus_test::saved_env policy_env{"LOCUS_WS_JOIN", "LOCUS_ADWS_STEAL", "LOCUS_TAO_STEAL",
+                                         "LOCUS_HWS_QUEUE_BOUND"};
+  set("LOCUS_WS_JOIN", " ");
+  set("LOCUS_ADWS_STEAL", "");
+  set("LOCUS_TAO_STEAL", "");
+  set("LOCUS_HWS_QUEUE_BOUND", "");
+  const std::map<std::string, std::pair<std::string, std::string>> expected = {
+      {"ws", {"LOCUS_WS_JOIN", "home"}},
+      {"adws", {"LOCUS_ADWS_STEAL", "1"}},
+      {"tao", {"LOCUS_TAO_STEAL", "1"}},
+      {"hws", {"LOCUS_HWS_QUEUE_BOUND", "40"}},
+  };
+  for (const auto& [sched, setting] : expected) {
+    locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+    const auto described = parse_description(rt.describe());
+    ASSERT_TRUE(described.contains(setting.first)) << sched;
+    EXPECT_EQ(described.at(setting.first), setting.second) << sched;
+  }
+}
+
 }  // namespace

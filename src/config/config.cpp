@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -131,6 +132,29 @@ std::vector<double> parse_weights(std::string_view variable, std::string_view te
   for (const double w : out) any = any || w > 0;
   if (out.size() != count || !any) reject(variable, text, accepted);
   return out;
+}
+
+std::string normalized(std::string_view text) {
+  return lower(trim(text));
+}
+
+const char* env_value(const char* name) noexcept {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return nullptr;
+  for (const char* c = v; *c != '\0'; ++c) {
+    if (std::isspace(static_cast<unsigned char>(*c)) == 0) return v;
+  }
+  return nullptr;
+}
+
+double parse_positive_real(std::string_view variable, std::string_view text) {
+  const std::string s(trim(text));
+  char* end = nullptr;
+  const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0) {
+    reject(variable, text, "a positive number");
+  }
+  return v;
 }
 
 bool parse_bool(std::string_view variable, std::string_view text) {

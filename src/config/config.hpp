@@ -43,6 +43,10 @@ using env_lookup = const char* (*)(const char*);
 settings resolve(const options& explicit_options, const std::vector<std::string>& schedulers,
                  env_lookup getenv_fn = nullptr);
 
+// The value of environment variable `name`, or null when it is unset or blank: an empty value
+// counts as unset for every LOCUS_* variable.
+const char* env_value(const char* name) noexcept;
+
 // Throws config_error naming `variable`, the rejected text and what is accepted.
 [[noreturn]] void reject(std::string_view variable, std::string_view text,
                          std::string_view accepted);
@@ -58,6 +62,10 @@ int parse_positive_int(std::string_view variable, std::string_view text);
 // accepted).
 std::size_t parse_line_size(std::string_view variable, std::string_view text);
 bool parse_bool(std::string_view variable, std::string_view text);
+// Leading and trailing blanks removed, lower case: how choices are compared.
+std::string normalized(std::string_view text);
+// A finite number above zero.
+double parse_positive_real(std::string_view variable, std::string_view text);
 // An integer in [min, max].
 int parse_int_in(std::string_view variable, std::string_view text, int min, int max);
 // `count` comma-separated non-negative numbers, not all zero; `meaning` names them for the

@@ -133,7 +133,7 @@ class adws_policy final : public policy_base<adws_policy> {
   explicit adws_policy(bool multi_level) : multi_level_(multi_level) {}
 
   void attach(const topo::topology& topology, int workers) override {
-    if (const char* v = std::getenv("LOCUS_ADWS_STEAL")) {
+    if (const char* v = config::env_value("LOCUS_ADWS_STEAL")) {
       steal_ = config::parse_bool("LOCUS_ADWS_STEAL", v);
     }
     tree_ = cache_tree::build(topology, workers, !multi_level_);

@@ -64,6 +64,13 @@
 namespace locus::detail {
 namespace {
 
+// The runtime checked the variable when it started; here it decides whether the profile's
+// verdict is printed with the configuration.
+bool prints_config() {
+  const char* v = config::env_value("LOCUS_PRINT_CONFIG");
+  return v != nullptr && config::parse_bool("LOCUS_PRINT_CONFIG", v);
+}
+
 using cats::profile;
 using cats::profile_node;
 using cats::source;
@@ -156,22 +163,21 @@ class cats_policy final : public policy_base<cats_policy> {
   }
 
   void attach(const topo::topology& topology, int workers) override {
-    if (const char* v = std::getenv("LOCUS_CATS_SOURCE")) {
+    if (const char* v = config::env_value("LOCUS_CATS_SOURCE")) {
       source_choice_ =
           config::parse_choice("LOCUS_CATS_SOURCE", v, {"auto", "misses", "hints", "declared"});
     }
-    if (const char* v = std::getenv("LOCUS_CATS_BOUND")) {
+    if (const char* v = config::env_value("LOCUS_CATS_BOUND")) {
       bound_choice_ = config::parse_choice("LOCUS_CATS_BOUND", v, {"auto", "memory", "cpu"});
     }
     std::optional<std::uint64_t> cache;
-    if (const char* v = std::getenv("LOCUS_CATS_CACHE")) {
+    if (const char* v = config::env_value("LOCUS_CATS_CACHE")) {
       cache = config::parse_bytes_in("LOCUS_CATS_CACHE", v, 1, std::size_t{1} << 40);
     }
-    if (const char* v = std::getenv("LOCUS_CATS_CMPI")) {
-      cmpi_threshold_ =
-          config::parse_weights("LOCUS_CATS_CMPI", v, 1, "misses per instruction").front();
+    if (const char* v = config::env_value("LOCUS_CATS_CMPI")) {
+      cmpi_threshold_ = config::parse_positive_real("LOCUS_CATS_CMPI", v);
     }
-    if (const char* v = std::getenv("LOCUS_CATS_PROFILE_TASKS")) {
+    if (const char* v = config::env_value("LOCUS_CATS_PROFILE_TASKS")) {
       profile_tasks_ =
           static_cast<std::size_t>(config::parse_int_in("LOCUS_CATS_PROFILE_TASKS", v, 1, 1 << 26));
     }
@@ -674,7 +680,7 @@ class cats_policy final : public policy_base<cats_policy> {
       const std::lock_guard hold(report_lock_);
       report_ = r;
     }
-    if (why != nullptr && std::getenv("LOCUS_PRINT_CONFIG") != nullptr) {
+    if (why != nullptr && prints_config()) {
       std::fprintf(stderr, "locus: cats runs as ws: %s\n", why);
     }
     mode_.store(next, std::memory_order_release);

@@ -48,13 +48,13 @@ using split_queue = queue::split_queue<work_item*>;
 class hws_policy final : public policy_base<hws_policy> {
  public:
   void attach(const topo::topology& topology, int workers) override {
-    if (const char* v = std::getenv("LOCUS_HWS_QUEUE_BOUND")) {
+    if (const char* v = config::env_value("LOCUS_HWS_QUEUE_BOUND")) {
       bound_ = config::parse_int_in("LOCUS_HWS_QUEUE_BOUND", v, 1, 1 << 20);
     }
     const std::vector<int> levels = levels_with_workers(topology, workers);
     const std::string names = level_list(topology, levels);
     std::vector<int> attempts, chunks;
-    if (const char* v = std::getenv("LOCUS_HWS_ATTEMPTS")) {
+    if (const char* v = config::env_value("LOCUS_HWS_ATTEMPTS")) {
       const std::string accepted = "up to " + std::to_string(levels.size()) +
                                    " comma-separated entries, one per level (" + names +
                                    "), each an integer from 0 to 1000000 or auto, not all 0";
@@ -66,7 +66,7 @@ class hws_policy final : public policy_base<hws_policy> {
         config::reject("LOCUS_HWS_ATTEMPTS", v, accepted);
       }
     }
-    if (const char* v = std::getenv("LOCUS_HWS_CHUNKS")) {
+    if (const char* v = config::env_value("LOCUS_HWS_CHUNKS")) {
       chunks = config::parse_int_list(
           "LOCUS_HWS_CHUNKS", v, 1, 1'000'000, {"auto", "half"}, levels.size(),
           "up to " + std::to_string(levels.size()) + " comma-separated entries, one per level (" +

@@ -51,10 +51,10 @@ enum place_class : std::size_t { local, neighbour, remote };
 class numa_ws_policy final : public policy_base<numa_ws_policy> {
  public:
   void attach(const topo::topology& topology, int workers) override {
-    if (const char* v = std::getenv("LOCUS_NUMA_WS_WEIGHTS")) {
+    if (const char* v = config::env_value("LOCUS_NUMA_WS_WEIGHTS")) {
       weights_ = config::parse_weights("LOCUS_NUMA_WS_WEIGHTS", v, 3, "local,neighbour,remote");
     }
-    if (const char* v = std::getenv("LOCUS_NUMA_WS_THRESHOLD")) {
+    if (const char* v = config::env_value("LOCUS_NUMA_WS_THRESHOLD")) {
       threshold_ = config::parse_int_in("LOCUS_NUMA_WS_THRESHOLD", v, 1, 1000);
     }
     place_.resize(static_cast<std::size_t>(workers));

@@ -24,7 +24,7 @@ namespace {
 class tao_policy final : public policy_base<tao_policy> {
  public:
   void attach(const topo::topology& /*topology*/, int /*workers*/) override {
-    if (const char* v = std::getenv("LOCUS_TAO_STEAL")) {
+    if (const char* v = config::env_value("LOCUS_TAO_STEAL")) {
       steal_ = config::parse_bool("LOCUS_TAO_STEAL", v);
     }
   }

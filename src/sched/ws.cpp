@@ -44,7 +44,7 @@ constexpr std::uint64_t reclaim_after_ns = 10'000;
 class ws_policy final : public policy_base<ws_policy> {
  public:
   void attach(const topo::topology& /*topology*/, int workers) override {
-    if (const char* v = std::getenv("LOCUS_WS_JOIN")) {
+    if (const char* v = config::env_value("LOCUS_WS_JOIN")) {
       hand_back_ = config::parse_choice("LOCUS_WS_JOIN", v, {"home", "thief"}) == "home";
     }
     slots_ = mailboxes(workers);
