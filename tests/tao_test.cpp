@@ -341,6 +341,48 @@ TEST(Assembly, RunsUnderOtherSchedulersToo) {
   EXPECT_EQ(std::set<int>(where.begin(), where.end()).size(), 8u);
 }
 
+// A worker that dispatches an assembly goes on at once: it hands the members out and does not
+// wait for them (the last member to end frees the assembly). Twenty assemblies placed on the
+// other worker, each member slow, dispatched by the root's join, which then suspends once for all
+// of them; a dispatcher that waited for its members would suspend once per assembly.
+class slow_member final : public locus::assembly {
+ public:
+  slow_member(std::vector<int>& where, int slot, int on)
+      : assembly(1, locus::assembly_entry::asynchronous), where_(where), slot_(slot) {
+    place_on(on);
+  }
+  void execute(int) override {
+    std::this_thread::sleep_for(200us);
+    where_[static_cast<std::size_t>(slot_)] = locus::this_worker();
+  }
+
+ private:
+  std::vector<int>& where_;
+  int slot_;
+};
+
+TEST(Assembly, ADispatcherDoesNotWaitForItsMembers) {
+  locus_test::saved_env no_steal("LOCUS_TAO_STEAL", "0");
+  locus::runtime rt{tao(2)};
+  constexpr int assemblies = 20;
+  std::vector<int> where(assemblies, -1);
+  int root = -1;
+  rt.exec([&] {
+    root = locus::this_worker();
+    locus::task_group tg;
+    for (int i = 0; i < assemblies; ++i) {
+      locus::run_assembly(tg, std::make_unique<slow_member>(where, i, 1 - root));
+    }
+    tg.wait();
+  });
+  ASSERT_TRUE(root == 0 || root == 1);
+  EXPECT_EQ(where, std::vector<int>(assemblies, 1 - root));
+  const auto s = rt.stats();
+  EXPECT_LE(s.workers[static_cast<std::size_t>(root)].suspensions, 1u);
+  EXPECT_EQ(s.workers[static_cast<std::size_t>(root)].pushes,
+            static_cast<std::uint64_t>(assemblies));
+}
+
 // Without stealing of PolyTasks (Table 3's second column), plain tasks stay where they were
 // queued, and work spreads only through assemblies.
 TEST(Tao, WithoutStealingTasksStayAndAssembliesStillSpread) {

@@ -9,6 +9,7 @@
 #include "locus/runtime.hpp"
 #include "locus/task_group.hpp"
 #include "sched/dag_reach.hpp"
+#include "sched/group_access.hpp"
 
 namespace locus {
 
@@ -80,6 +81,10 @@ struct flow_graph::impl {
     if (ran)
       throw std::logic_error(std::string("locus::flow_graph::") + what + ": the graph has run");
   }
+
+  // Isolated: a failed node stops what depends on it, not the nodes beside it (their group
+  // would otherwise cancel them, as a task_group cancels the siblings of a child that throws).
+  impl() { detail::group_access::of(group).isolated = true; }
 
   std::vector<std::unique_ptr<node_state>> nodes;
   task_group group;
