@@ -159,6 +159,41 @@ void parallel_for_blocks(const range2d<Index>& b, const Body& body, const loop_s
   tg.wait();
 }
 
+// Reads a loop's hints into `split` (a grain applies to both dimensions of a two-dimensional
+// loop) and returns its place, if one is named.
+template <class... H>
+std::optional<place> read_loop_hints(loop_split& split, const H&... hints) {
+  std::optional<place> where;
+  (
+      [&](const auto& h) {
+        using hint = std::decay_t<decltype(h)>;
+        if constexpr (std::is_same_v<hint, grain>) {
+          split.grain_rows = split.grain_cols = h.value == 0 ? 1 : h.value;
+        } else if constexpr (std::is_same_v<hint, grain2d>) {
+          split.grain_rows = h.rows == 0 ? 1 : h.rows;
+          split.grain_cols = h.cols == 0 ? 1 : h.cols;
+        } else if constexpr (std::is_same_v<hint, item_size>) {
+          split.item_bytes = h.bytes;
+        } else {
+          where = h;
+        }
+      }(hints),
+      ...);
+  return where;
+}
+
+// Runs a whole loop here, or as a child at `where` (its tasks inherit the place).
+template <class Loop>
+void run_loop_at(const std::optional<place>& where, const Loop& loop) {
+  if (!where) {
+    loop();
+    return;
+  }
+  task_group tg;
+  tg.run([&loop] { loop(); }, *where);
+  tg.wait();
+}
+
 // The range form wins when a body fits both, so that a body written for it keeps its meaning.
 template <class Body, class Index, class T>
 inline constexpr bool reduce_range_body =
@@ -204,26 +239,8 @@ void parallel_for(Index first, Index last, Body body, H... hints) {
                 "parallel_for takes locus::grain, locus::item_size and locus::place hints");
   if (last <= first) return;
   detail::loop_split split;
-  std::optional<place> where;
-  (
-      [&](const auto& h) {
-        using hint = std::decay_t<decltype(h)>;
-        if constexpr (std::is_same_v<hint, grain>) {
-          split.grain_rows = h.value == 0 ? 1 : h.value;
-        } else if constexpr (std::is_same_v<hint, item_size>) {
-          split.item_bytes = h.bytes;
-        } else {
-          where = h;
-        }
-      }(hints),
-      ...);
-  if (!where) {
-    detail::parallel_for_range(first, last, body, split);
-    return;
-  }
-  task_group tg;
-  tg.run([&] { detail::parallel_for_range(first, last, body, split); }, *where);
-  tg.wait();
+  const std::optional<place> where = detail::read_loop_hints(split, hints...);
+  detail::run_loop_at(where, [&] { detail::parallel_for_range(first, last, body, split); });
 }
 
 // Calls body(block) on blocks of at most rows x cols iterations that together cover `range` once,
@@ -243,29 +260,8 @@ void parallel_for(const range2d<Index>& range, Body body, H... hints) {
                 "locus::item_size and locus::place hints");
   if (range.empty()) return;
   detail::loop_split split;
-  std::optional<place> where;
-  (
-      [&](const auto& h) {
-        using hint = std::decay_t<decltype(h)>;
-        if constexpr (std::is_same_v<hint, grain>) {
-          split.grain_rows = split.grain_cols = h.value == 0 ? 1 : h.value;
-        } else if constexpr (std::is_same_v<hint, grain2d>) {
-          split.grain_rows = h.rows == 0 ? 1 : h.rows;
-          split.grain_cols = h.cols == 0 ? 1 : h.cols;
-        } else if constexpr (std::is_same_v<hint, item_size>) {
-          split.item_bytes = h.bytes;
-        } else {
-          where = h;
-        }
-      }(hints),
-      ...);
-  if (!where) {
-    detail::parallel_for_blocks(range, body, split);
-    return;
-  }
-  task_group tg;
-  tg.run([&] { detail::parallel_for_blocks(range, body, split); }, *where);
-  tg.wait();
+  const std::optional<place> where = detail::read_loop_hints(split, hints...);
+  detail::run_loop_at(where, [&] { detail::parallel_for_blocks(range, body, split); });
 }
 
 // Reduces [first, last). The body folds part of the range into a partial result, in one of two

@@ -15,11 +15,13 @@ that names the missing package). Prints one line per test and 'N passed, M faile
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
@@ -208,21 +210,7 @@ TESTS = [test_spawn_cost_only_without_cutoff, test_every_png_fits_a_screen]
 
 
 def main():
-    passed = failed = 0
-    try:
-        for test in TESTS:
-            try:
-                test()
-            except Exception as e:  # a crash in a test is that test's failure, not the run's
-                failed += 1
-                print(f"FAIL {test.__name__}: {type(e).__name__}: {e}")
-            else:
-                passed += 1
-                print(f"ok   {test.__name__}")
-    finally:
-        shutil.rmtree(SCRATCH, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.run_tests(TESTS, SCRATCH)
 
 
 if __name__ == "__main__":
