@@ -1,6 +1,20 @@
-"""Runs a report test file's test functions: each one's failure, or crash, is its own; the
-scratch folder is removed however the run ends. Exit status 1 when any test failed."""
+"""What the report tests share: whether tools/report can plot, and a runner in which each test's
+failure, or crash, is its own and the scratch folder is removed however the run ends."""
+import os
 import shutil
+import subprocess
+import sys
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
+
+
+def matplotlib_importable():
+    """What tools/report can use: this interpreter's matplotlib or the system one's."""
+    for python in dict.fromkeys([sys.executable, SYSTEM_PYTHON]):
+        if os.access(python, os.X_OK) and subprocess.run(
+                [python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            return True
+    return False
 
 
 def run_tests(tests, scratch):

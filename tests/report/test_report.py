@@ -34,7 +34,6 @@ CONTEND = os.path.join(HERE, "results_contend.jsonl")
 # serial 0.2 and 0.8 ms (2.00 ns per update both), locus/ws/2 0.15 and 0.4 ms (1.50, 1.00).
 SWEEP = os.path.join(HERE, "results_sweep.jsonl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
 SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
 
 sys.path.insert(0, os.path.dirname(TOOL))
@@ -74,15 +73,6 @@ def assert_lines(text, lines):
     present = set(text.splitlines())
     for line in lines:
         assert line in present, f"report.md lacks the line\n  {line}"
-
-
-def matplotlib_importable():
-    """What tools/report can use: this interpreter's matplotlib or the system one's."""
-    for python in dict.fromkeys([sys.executable, SYSTEM_PYTHON]):
-        if os.access(python, os.X_OK) and subprocess.run(
-                [python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            return True
-    return False
 
 
 def test_benchmark_tables():
@@ -156,7 +146,7 @@ def test_plots():
     package."""
     out = scratch_dir()
     proc = run_tool(FIXTURES + ["--out", out])
-    if not matplotlib_importable():
+    if not harness.matplotlib_importable():
         assert proc.returncode == 1 and "python3-matplotlib" in proc.stderr, proc.stderr
         print("  (matplotlib not importable: checked the error message instead of the PNGs)")
         return
@@ -221,7 +211,7 @@ def test_repeated_configuration_keeps_later():
 def test_locality_model():
     """Modeled misses per rep and level, miss ratios, NUMA remote share and mapping stability;
     the peer without a model is left out; the miss bars are drawn when matplotlib is there."""
-    plots = matplotlib_importable()
+    plots = harness.matplotlib_importable()
     out, proc, text = report_of(LOCALITY, plots)
     assert_lines(text, [
         "## Locality model",
@@ -278,7 +268,7 @@ def test_contention():
 
 def test_size_sweep():
     """ns per elementary update at each working set, in L2s; a size_sweep plot with matplotlib."""
-    plots = matplotlib_importable()
+    plots = harness.matplotlib_importable()
     out, _, text = report_of(SWEEP, plots)
     assert_lines(text, [
         "## Size sweep",

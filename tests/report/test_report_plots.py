@@ -26,7 +26,6 @@ import harness  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
                        else os.path.join(HERE, "..", "..", "tools", "report"))
-SYSTEM_PYTHON = "/usr/bin/python3"  # where tools/report looks for Debian's matplotlib
 MAX_SIDE_PX = 2400
 SCRATCH = tempfile.mkdtemp(prefix="report-plots-test-")  # removed when the run ends
 
@@ -134,15 +133,6 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
-def matplotlib_importable():
-    """What tools/report can use: this interpreter's matplotlib or the system one's."""
-    for python in dict.fromkeys([sys.executable, SYSTEM_PYTHON]):
-        if os.access(python, os.X_OK) and subprocess.run(
-                [python, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            return True
-    return False
-
-
 def report(plots):
     """tools/report over the suite fixture: (out dir, exit status, stdout, stderr, report.md)."""
     out = tempfile.mkdtemp(dir=SCRATCH)
@@ -185,7 +175,7 @@ def test_every_png_fits_a_screen():
     """Every PNG at most 2400 px on its long side, printed, and linked from report.md;
     spawn_overhead shows only the benchmarks without a cutoff, T1/TS plots the others."""
     out, rc, stdout, err, text = report(plots=True)
-    if not matplotlib_importable():
+    if not harness.matplotlib_importable():
         assert rc == 1 and "python3-matplotlib" in err, err
         print("  (matplotlib not importable: checked the error message instead of the PNGs)")
         return
