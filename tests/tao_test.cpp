@@ -383,6 +383,49 @@ TEST(Assembly, ADispatcherDoesNotWaitForItsMembers) {
             static_cast<std::uint64_t>(assemblies));
 }
 
+// An assembly whose members never wait for one another, taken by one of its own workers, runs
+// that worker's member at once, inside the dispatch: before anything else the worker has queued.
+// The root queues a marker task, then the assembly; its join pops the assembly first (newest
+// first) and dispatches it. A member put into the dispatcher's assembly queue instead would run
+// only after the join had also run the marker.
+class ordered_member final : public locus::assembly {
+ public:
+  ordered_member(std::vector<std::string>& order, std::mutex& lock, int root)
+      : assembly(2, locus::assembly_entry::asynchronous), order_(order), lock_(lock), root_(root) {
+    place_on(root);
+  }
+  void execute(int) override {
+    if (locus::this_worker() != root_) return;
+    const std::lock_guard hold(lock_);
+    order_.push_back("own member");
+  }
+
+ private:
+  std::vector<std::string>& order_;
+  std::mutex& lock_;
+  int root_;
+};
+
+TEST(Assembly, TheDispatchersOwnMemberRunsAtOnce) {
+  locus_test::saved_env no_steal("LOCUS_TAO_STEAL", "0");
+  locus::runtime rt{tao(2)};
+  std::vector<std::string> order;
+  std::mutex lock;
+  rt.exec([&] {
+    const int root = locus::this_worker();
+    locus::task_group tg;
+    tg.run(
+        [&] {
+          const std::lock_guard hold(lock);
+          order.push_back("marker");
+        },
+        locus::parent_first);
+    locus::run_assembly(tg, std::make_unique<ordered_member>(order, lock, root));
+    tg.wait();
+  });
+  EXPECT_EQ(order, (std::vector<std::string>{"own member", "marker"}));
+}
+
 // Without stealing of PolyTasks (Table 3's second column), plain tasks stay where they were
 // queued, and work spreads only through assemblies.
 TEST(Tao, WithoutStealingTasksStayAndAssembliesStillSpread) {
