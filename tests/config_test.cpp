@@ -241,6 +241,14 @@ TEST(ConfigTest, ResolveTreatsBlankValuesAsUnset) {
   EXPECT_EQ(s.stack_size, locus::config::default_stack_size);
 }
 
+// A program that must run on the real machine says so with an empty topology, which the
+// variable cannot override.
+TEST(ConfigTest, AnEmptyTopologyOptionIsThisMachine) {
+  const auto s = resolve_with({{"LOCUS_TOPOLOGY", kSixteen}}, locus::options{.topology = ""});
+  EXPECT_EQ(s.topology, "");
+  EXPECT_EQ(resolve_with({{"LOCUS_TOPOLOGY", kSixteen}}).topology, kSixteen);
+}
+
 TEST(ConfigTest, ResolveExplicitOptionsWinOverTheEnvironment) {
   // Even invalid environment values are ignored when the option is given.
   const auto s = resolve_with({{"LOCUS_SCHED", "bogus"},

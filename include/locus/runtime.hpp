@@ -33,9 +33,10 @@ enum class size_hint_source : std::uint8_t {
 
 // Explicit settings win; unset ones come from the environment (LOCUS_*), then the defaults.
 struct options {
-  std::optional<std::string> sched{};       // LOCUS_SCHED: ws (default)
-  std::optional<int> workers{};             // LOCUS_WORKERS: default = PUs the process may use
-  std::optional<std::string> topology{};    // LOCUS_TOPOLOGY: hwloc synthetic description
+  std::optional<std::string> sched{};  // LOCUS_SCHED: ws (default)
+  std::optional<int> workers{};        // LOCUS_WORKERS: default = PUs the process may use
+  // LOCUS_TOPOLOGY: an hwloc synthetic description; "" is this machine, whatever the variable says
+  std::optional<std::string> topology{};
   std::optional<std::size_t> stack_size{};  // LOCUS_STACK_SIZE: bytes per user-level thread
   std::optional<bool> stats_at_exit{};      // LOCUS_STATS
   std::optional<bool> print_config{};       // LOCUS_PRINT_CONFIG
