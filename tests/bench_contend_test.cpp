@@ -21,6 +21,7 @@
 #include "harness/platform.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
+#include "text_lines.hpp"
 
 namespace {
 
@@ -183,9 +184,7 @@ TEST(BenchContend, JsonAndRatiosPerLoad) {
   p.load_executable = LOCUS_BENCH_EXE;
   std::ostringstream out, log;
   ASSERT_EQ(execute(p, out, log), 0) << log.str();
-  std::vector<std::string> lines;
-  std::istringstream in(out.str());
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  const std::vector<std::string> lines = locus_test::lines_of(out.str());
   ASSERT_EQ(lines.size(), 4u) << out.str();
   EXPECT_EQ(lines[0].find(R"("contend")"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[1].find(R"("contend")"), std::string::npos) << lines[1];

@@ -10,6 +10,7 @@
 #include "harness/platform.hpp"
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
+#include "text_lines.hpp"
 
 namespace {
 
@@ -62,9 +63,7 @@ TEST(BenchSweep, JsonCarriesWorkUnitsWorkingSetAndTheTableTheParameters) {
                 registry::get(), 1);
   std::ostringstream out, log;
   ASSERT_EQ(execute(p, out, log), 0) << log.str();
-  std::istringstream in(out.str());
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  const std::vector<std::string> lines = locus_test::lines_of(out.str());
   ASSERT_EQ(lines.size(), 2u);
   // n = 10: 8 x 8 interior cells, 3 iterations; two grids of 10 rows of 80 + 256 bytes.
   EXPECT_NE(lines[0].find(R"("work_units":192,"unit":"cell update","working_set_bytes":6720)"),

@@ -25,6 +25,7 @@
 #include "harness/registry.hpp"
 #include "harness/runner.hpp"
 #include "saved_env.hpp"
+#include "text_lines.hpp"
 
 namespace {
 
@@ -641,9 +642,7 @@ TEST(BenchOutput, ExecuteWritesOneVerifiedJsonLinePerConfiguration) {
                                registry::get(), 2);
   std::ostringstream out, log;
   EXPECT_EQ(execute(p, out, log), 0) << log.str();
-  std::vector<std::string> lines;
-  std::istringstream in(out.str());
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  const std::vector<std::string> lines = locus_test::lines_of(out.str());
   ASSERT_EQ(lines.size(), 4u) << out.str();
   for (const auto& l : lines) {
     EXPECT_EQ(l.front(), '{');
@@ -672,9 +671,7 @@ TEST(BenchOutput, SchedulerWithASourceOfSizeHintsLearns) {
                 registry::get(), 2);
   std::ostringstream out, log;
   EXPECT_EQ(execute(p, out, log), 0) << log.str();
-  std::vector<std::string> lines;
-  std::istringstream in(out.str());
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  const std::vector<std::string> lines = locus_test::lines_of(out.str());
   ASSERT_EQ(lines.size(), 2u) << out.str();
   EXPECT_NE(lines[0].find(R"("sched":"ml-adws",)"), std::string::npos) << lines[0];
   EXPECT_EQ(lines[0].find("size_hint_profiles"), std::string::npos) << lines[0];

@@ -414,6 +414,24 @@ TEST_F(Cats, WithoutAFootprintOrCpuBoundItRunsAsWs) {
   }
 }
 
+// Its verdict ("cats runs as ws: ...") goes to stderr when LOCUS_PRINT_CONFIG is true, not when
+// the variable is merely set.
+TEST_F(Cats, ItsVerdictIsPrintedOnlyWhenPrintConfigIsTrue) {
+  for (const char* value : {"0", "1"}) {
+    const locus_test::saved_env print("LOCUS_PRINT_CONFIG", value);
+    testing::internal::CaptureStderr();
+    {
+      locus::runtime rt{machine()};
+      run(rt, cells_8mb, 3, {});
+    }
+    const std::string printed = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(printed.find("cats runs as ws: no footprint") != std::string::npos,
+              std::string(value) == "1")
+        << "LOCUS_PRINT_CONFIG=" << value << ":\n"
+        << printed;
+  }
+}
+
 TEST_F(Cats, AProgramThatTouchesLittleDataIsCpuBound) {
   locus_test::saved_env bound("LOCUS_CATS_BOUND", "auto");
   locus::runtime rt{machine()};

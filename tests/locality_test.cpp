@@ -30,6 +30,7 @@
 #include "prof/locality_lru.hpp"
 #include "prof/locality_mapping.hpp"
 #include "prof/locality_replay.hpp"
+#include "text_lines.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -579,10 +580,7 @@ std::vector<std::string> run_bench(const std::vector<std::string>& args) {
   const run_plan p = make_plan(parse_command_line(args), registry::get(), 1);
   std::ostringstream out, log;
   EXPECT_EQ(execute(p, out, log), 0) << log.str();
-  std::vector<std::string> lines;
-  std::istringstream in(out.str());
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
+  return locus_test::lines_of(out.str());
 }
 
 // The "locality" object of a locus-bench JSON line.

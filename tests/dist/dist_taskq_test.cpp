@@ -126,6 +126,14 @@ TEST(DistConfig, MalformedSettingsAreRejectedNamingTheVariable) {
   }
 }
 
+// Choices read like every other variable's: blanks around them and case do not matter.
+TEST(DistConfig, StealChoicesAreTrimmedAndCaseInsensitive) {
+  for (const char* value : {" HALF ", "One", " 8 "}) {
+    const locus_test::saved_env env("LOCUS_DIST_STEAL", value);
+    EXPECT_NO_THROW(locus::dist_taskq{locus::task_function(fib_task)}) << value;
+  }
+}
+
 TEST(DistFib, Exact) {
   fib_leaf = 8;
   locus::dist_taskq queue{locus::task_function(fib_task)};
