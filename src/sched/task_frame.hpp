@@ -132,18 +132,9 @@ inline void make_root_frame(task_frame& f) noexcept {
   g.spawned.store(n + 1, std::memory_order_relaxed);
   return n;
 }
-[[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
-                                                    group_state& g, int place_hint) noexcept {
-  child.position = child_position(parent.position, next_ordinal(g), place_hint);
-}
-// A spawn that names no place (the program's spawn site has no locus::place hint).
-[[gnu::always_inline]] inline void inherit_position(task_frame& child, const task_frame& parent,
-                                                    group_state& g) noexcept {
-  child.position = child_position(parent.position, next_ordinal(g));
-}
 [[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
                                            group_state& g, int place_hint) noexcept {
-  inherit_position(child, parent, g, place_hint);
+  child.position = child_position(parent.position, next_ordinal(g), place_hint);
   child.children_unhooked = parent.children_unhooked;
   child.unhooked = false;
   child.groups_started = 0;
