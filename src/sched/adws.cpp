@@ -29,12 +29,12 @@
 // unit boundary, such as [1.6, 2)) has finished, or its creator's inline part with
 // floor(lo) != floor(hi) has (the creator reached wait); it dominates the workers floor(x) <= i <
 // floor(y) of its range [x, y). A worker steals only within the topmost (shallowest) dominant
-// group that dominates it, from victims floor(x)..ceil(y) - 1: migration queues (not of
-// floor(x)) deepest first down to the group's depth, newest first, then the victim's deque (not
-// of floor(y)), oldest first. An undominated worker does not steal, so migrated work is not
-// taken too early. A stolen task that lies on one unit is moved onto the thief's unit (its
-// range shifted), so that its descendants are planned on the thief's side. LOCUS_ADWS_STEAL=0
-// turns stealing off to test the deterministic plan.
+// group that dominates it, from victims floor(x)..ceil(y) - 1: migration queues deepest first
+// down to the group's depth, newest first, then the victim's deque (not of floor(y)), oldest
+// first; only tasks whose range lies in [x, y) at the group's depth or deeper. An undominated
+// worker does not steal, so migrated work is not taken too early. A stolen task that lies on one
+// unit is moved onto the thief's unit (its range shifted), so that its descendants are planned on
+// the thief's side. LOCUS_ADWS_STEAL=0 turns stealing off to test the deterministic plan.
 //
 // Choices where the paper leaves details open (tested in tests/adws_test.cpp):
 // - Ranges are half-open, so [i, i + 1) lies on worker i alone: for the mapping (which
@@ -62,6 +62,12 @@
 //   the group ends, whether it waited (on_ready) or found its children done (group_end).
 // - Continuations sent back go to the `first` lane of the server's inbox, which it takes before
 //   its own primary and migration queues.
+// - The paper does not steal from floor(x)'s migration queues, which may hold tasks migrated
+//   from outside the range; here the range and depth bound every steal, and so those queues are
+//   stolen from too. They hold work of the group itself whenever a thief took a continuation of
+//   the group's creator: the creator's later children are planned on floor(x) and go there, and
+//   a thief that could not take them back would idle while floor(x) runs them all (a flat loop
+//   whose hints understate the work of its last children; tests/adws_steal_range_test.cpp).
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -369,7 +375,7 @@ class adws_policy final : public policy_base<adws_policy> {
     // it (at the same depth), and a victim's one primary queue mixes depths.
     const multilevel::steal_bounds bounds{range.range, range.depth};
     const steal_result r = ctx.steal_with(server, [&]() -> work_item* {
-      if (victim != first && vq.has(level)) {  // see steal_primary
+      if (vq.has(level)) {
         const std::lock_guard hold(vq.lock);
         auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
         for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
