@@ -59,6 +59,7 @@
 #include "sched/cats_profile.hpp"
 #include "sched/context.hpp"
 #include "sched/policy.hpp"
+#include "sched/spin_lock.hpp"
 #include "topology/topology.hpp"
 
 namespace locus::detail {
@@ -115,7 +116,7 @@ enum class mode : int { fresh, profiling, scheduled, as_ws };
 struct alignas(64) package_state {
   int first = 0, last = 0;
   std::uint64_t cache_bytes = 0;
-  std::mutex lock;
+  spin_lock lock;
   std::deque<work_item*> inter, leaves;  // newest at the back
   std::atomic<int> inter_count{0}, leaf_count{0};
   std::atomic<int> subtrees{0};  // leaf inter-socket tasks running here (at most one)

@@ -7,6 +7,7 @@
 
 #include "sched/fork_join.hpp"
 #include "sched/runtime_impl.hpp"
+#include "sched/spin_lock.hpp"
 #include "sched/worker.hpp"
 #include "topology/topology.hpp"
 
@@ -88,7 +89,7 @@ void gang_task::execute() {
   // from which nothing may throw.
   std::vector<int> order = workers;
   std::sort(order.begin(), order.end());
-  std::vector<std::unique_lock<std::mutex>> held;
+  std::vector<std::unique_lock<spin_lock>> held;
   held.reserve(order.size());
   for (int i = 0; i < width_; ++i) {
     gang_member& m = entries_[static_cast<std::size_t>(i)];

@@ -11,6 +11,7 @@
 
 #include "locus/detail/spawn.hpp"
 #include "sched/context.hpp"
+#include "sched/spin_lock.hpp"
 
 namespace locus::detail {
 
@@ -44,10 +45,10 @@ class inbox {
     return count_[0].load(std::memory_order_seq_cst) == 0 &&
            count_[1].load(std::memory_order_seq_cst) == 0;
   }
-  std::mutex& lock() noexcept { return lock_; }
+  spin_lock& lock() noexcept { return lock_; }
 
  private:
-  std::mutex lock_;
+  spin_lock lock_;
   std::deque<work_item*> lanes_[2];
   std::atomic<std::size_t> count_[2]{};
 };

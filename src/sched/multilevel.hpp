@@ -32,6 +32,7 @@
 
 #include "locus/detail/spawn.hpp"
 #include "sched/adws_range.hpp"
+#include "sched/spin_lock.hpp"
 #include "sched/task_frame.hpp"
 
 namespace locus::topo {
@@ -148,7 +149,7 @@ struct level_queues {
 // worker about to sleep.
 struct worker_levels {
   explicit worker_levels(int levels);
-  std::mutex lock;
+  spin_lock lock;
   std::vector<level_queues> at;
   std::unique_ptr<std::atomic<int>[]> queued;
 
