@@ -3,7 +3,9 @@
 // its own queue under the lock while others push into it: a std::mutex sends the pusher that
 // finds it held to sleep in the kernel and the holder through a futex wake, several
 // microseconds against the fraction of one the holder keeps it. This one spins, then yields the
-// CPU, which the holder may share with it (more workers than CPUs, or a busy neighbour).
+// CPU, which the holder may share with it (more workers than CPUs, or a busy neighbour). It has
+// a cache line of its own, so that waiters reading it do not slow the holder's writes to what
+// it guards.
 #pragma once
 
 #include <atomic>
@@ -12,7 +14,7 @@
 
 namespace locus::detail {
 
-class spin_lock {
+class alignas(64) spin_lock {
  public:
   bool try_lock() noexcept { return !held_.exchange(true, std::memory_order_acquire); }
 
