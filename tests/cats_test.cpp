@@ -153,12 +153,19 @@ double figure(const locus::stats& s, const std::string& name) {
   return -1;
 }
 
+// No kernel knows this PMU type: perf_event_open refuses it as on a machine without counters.
+const locus::prof::event_spec no_such_event{PERF_TYPE_MAX + 1000u, 0, "an unknown PMU type"};
+
 class Cats : public ::testing::Test {
  protected:
   void SetUp() override {
     rec_ = std::make_unique<record>();
     rec = rec_.get();
     locus::detail::set_cats_observer(&observe);
+    // The tests are about the sources that stand in for the PMU and about the PMU path through
+    // an event of their choice, so the machine's own L2 miss event (on hosts whose kernel lets
+    // this process count it) stays out of them.
+    locus::detail::set_cats_pmu_event(&no_such_event);
   }
   void TearDown() override {
     locus::detail::set_cats_pmu_event(nullptr);

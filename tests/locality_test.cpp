@@ -107,6 +107,44 @@ TEST(LocalityLru, MatchesAReferenceModelOnRandomStreams) {
   }
 }
 
+// Erasing (coherence) frees the line's slot for the next miss and keeps the recency order of the
+// rest; random streams of accesses and erasures against the same std::list reference.
+TEST(LocalityLru, EraseFreesTheLineAndItsSlot) {
+  lru_cache c(3);
+  for (std::uint64_t l : {1, 2, 3}) EXPECT_FALSE(c.access(l));
+  EXPECT_TRUE(c.erase(2));
+  EXPECT_FALSE(c.erase(2));
+  EXPECT_FALSE(c.contains(2));
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_FALSE(c.access(4));  // takes the freed slot: nothing evicted
+  EXPECT_TRUE(c.contains(1));
+  EXPECT_FALSE(c.access(5));  // full again: evicts 1, the least recent
+  EXPECT_FALSE(c.contains(1));
+  EXPECT_EQ(c.size(), 3u);
+
+  for (std::size_t capacity : {1u, 4u, 50u}) {
+    lru_cache m(capacity);
+    std::list<std::uint64_t> ref;
+    std::mt19937_64 rng(capacity + 7);
+    std::uniform_int_distribution<std::uint64_t> pick(0, 2 * capacity + 1);
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t l = pick(rng);
+      auto it = std::find(ref.begin(), ref.end(), l);
+      if (i % 3 == 0) {
+        ASSERT_EQ(m.erase(l), it != ref.end()) << "capacity " << capacity << " step " << i;
+        if (it != ref.end()) ref.erase(it);
+        continue;
+      }
+      const bool hit = it != ref.end();
+      if (hit) ref.erase(it);
+      ref.push_front(l);
+      if (ref.size() > capacity) ref.pop_back();
+      ASSERT_EQ(m.access(l), hit) << "capacity " << capacity << " step " << i << " line " << l;
+      ASSERT_EQ(m.size(), ref.size());
+    }
+  }
+}
+
 // ---- hand-computed streams through the hierarchy ----------------------------------------------
 
 TEST(LocalityReplay, TopologyGivesOneModelPerCacheInstance) {
@@ -214,6 +252,63 @@ TEST(LocalityReplay, TwoWorkersSharingAnL3) {
   }
 }
 
+struct sharing {
+  std::uint64_t from_peers, invalidations, write_misses;
+  bool operator==(const sharing&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const sharing& c) {
+  return os << "{from peers " << c.from_peers << ", invalidations " << c.invalidations
+            << ", write misses " << c.write_misses << "}";
+}
+sharing shared_lines(const locality_report& r, int level) {
+  for (const auto& l : r.levels) {
+    if (l.level == level) return {l.from_peers, l.invalidations, l.write_misses};
+  }
+  ADD_FAILURE() << "no level " << level << " in the report";
+  return {0, 0, 0};
+}
+
+// Lines 0..3 fit every cache. Worker 1 reads what worker 0 read: its L1 and L2 misses are lines
+// the other core's caches hold. Worker 0 then writes them: with coherence that takes them out of
+// worker 1's L1 and L2 (not the shared L3, on the writer's path), and worker 1's next reads miss
+// there again, supplied by worker 0's caches; without coherence worker 1 keeps its stale copies.
+TEST(LocalityReplay, AWriteInvalidatesTheOtherCoresCopies) {
+  for (const bool coherence : {true, false}) {
+    SCOPED_TRACE(coherence ? "coherence" : "no coherence");
+    locality_replay m(topology::synthetic(kShared), 2, line, 4096, coherence);
+    read_lines(m, 0, 0, 4);
+    read_lines(m, 1, 0, 4);
+    for (std::uint64_t l = 0; l < 4; ++l) m.access(0, at_line(l), 8, true);
+    read_lines(m, 1, 0, 4);
+    const locality_report r = m.report();
+    if (coherence) {
+      EXPECT_EQ(level(r, 1), (counts{16, 12}));
+      EXPECT_EQ(shared_lines(r, 1), (sharing{8, 4, 0}));
+      EXPECT_EQ(level(r, 2), (counts{12, 12}));
+      EXPECT_EQ(shared_lines(r, 2), (sharing{8, 4, 0}));
+    } else {
+      EXPECT_EQ(level(r, 1), (counts{16, 8}));
+      EXPECT_EQ(shared_lines(r, 1), (sharing{4, 0, 0}));
+      EXPECT_EQ(level(r, 2), (counts{8, 8}));
+      EXPECT_EQ(shared_lines(r, 2), (sharing{4, 0, 0}));
+    }
+    EXPECT_EQ(level(r, 3), (counts{coherence ? 12u : 8u, 4}));
+    EXPECT_EQ(shared_lines(r, 3), (sharing{0, 0, 0})) << "one L3: it has no peer";
+    EXPECT_EQ(r.memory_accesses, 4u);
+  }
+  // Packages apart: the write also takes the lines out of the other package's L3, and a write
+  // that misses counts as a write miss at every level it misses.
+  locality_replay m(topology::synthetic(kSplit), 2, line);
+  read_lines(m, 1, 0, 4);
+  for (std::uint64_t l = 0; l < 4; ++l) m.access(0, at_line(l), 8, true);
+  read_lines(m, 1, 0, 4);
+  const locality_report r = m.report();
+  EXPECT_EQ(level(r, 3), (counts{12, 12}));
+  EXPECT_EQ(shared_lines(r, 3), (sharing{8, 4, 4}));
+  EXPECT_EQ(shared_lines(r, 1), (sharing{8, 4, 4}));
+  EXPECT_EQ(r.memory_accesses, 12u);
+}
+
 // A cyclic stream one line larger than a cache misses on every access there (LRU's worst case);
 // one that fits hits after the first pass.
 TEST(LocalityReplay, CapacityThrash) {
@@ -319,7 +414,8 @@ TEST(LocalityReport, SharesAndJson) {
   for (const char* part :
        {R"("line_bytes":64)",
         R"("levels":[{"level":1,"instances":2,"cache_bytes":256,"accesses":10,)"
-        R"("misses":4,"miss_ratio":0.400000}])",
+        R"("misses":4,"miss_ratio":0.400000,"write_misses":0,"from_peers":0,)"
+        R"("invalidations":0}])",
         R"("remote_share":0.500000)", R"("remote_memory_share":null)",
         R"("mapping":{"leaves_compared":4,"leaves_same":1,"stability":0.250000})"}) {
     EXPECT_NE(j.find(part), std::string::npos) << part << "\n in " << j;
@@ -368,6 +464,38 @@ TEST_F(LocalityRuntimeTest, DeclarationsOnOneWorkerReplayAsByHand) {
   const locality_report empty = locus::locality::end();
   EXPECT_EQ(empty.ranges, 0u);
   EXPECT_EQ(empty.line_bytes, 64u) << "the synthetic topology's line size";
+}
+
+// touch_write reaches the model as a write: the worker that writes lines the other one read takes
+// them out of that one's caches (with coherence), whose next reads get them from the writer's.
+TEST_F(LocalityRuntimeTest, DeclaredWritesInvalidateTheOtherWorkersCopies) {
+  locus::runtime rt{locus::options{.workers = 2, .topology = kShared}};
+  alignas(4096) static char data[4 * line];
+  for (const bool coherence : {true, false}) {
+    SCOPED_TRACE(coherence ? "coherence" : "no coherence");
+    locus::locality::begin(rt,
+                           {.line_bytes = line, .coherence = coherence, .attribute_outside_to = 1});
+    locus::locality::touch_read(data, sizeof data);  // as worker 1
+    int writer = -1;
+    rt.exec([&] {
+      writer = locus::this_worker();
+      locus::locality::touch_write(data, sizeof data);
+    });
+    locus::locality::touch_read(data, sizeof data);
+    const locality_report r = locus::locality::end();
+    ASSERT_TRUE(writer == 0 || writer == 1);
+    if (writer == 1) {
+      EXPECT_EQ(level(r, 1), (counts{12, 4}));
+      EXPECT_EQ(shared_lines(r, 1), (sharing{0, 0, 0}));
+    } else if (coherence) {
+      EXPECT_EQ(level(r, 1), (counts{12, 12}));
+      EXPECT_EQ(shared_lines(r, 1), (sharing{8, 4, 4}));
+      EXPECT_EQ(shared_lines(r, 2), (sharing{8, 4, 4}));
+    } else {
+      EXPECT_EQ(level(r, 1), (counts{12, 8}));
+      EXPECT_EQ(shared_lines(r, 1), (sharing{4, 0, 4}));
+    }
+  }
 }
 
 // A serial elision runs on the calling thread: attributed to worker 0, its declarations replay on

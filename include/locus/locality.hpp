@@ -24,11 +24,12 @@
 // global flag and one well-predicted branch: no call, no allocation, no thread-local lookup.
 //
 // What the model is (and is not): each cache is fully associative with true LRU replacement and
-// capacity cache_bytes / line_bytes lines (no sets, no prefetching, no coherence invalidation; a
-// write allocates like a read). A declared range is replayed line by line as one unit at its
-// place in a global order of declarations. Only declarations made by the session's workers are
-// modeled; those from other threads are counted as unattributed, unless the session attributes
-// them to a worker (session_options::attribute_outside_to).
+// capacity cache_bytes / line_bytes lines (no sets, no prefetching; a write allocates like a
+// read). With coherence (the default), a write invalidates the line in every cache outside the
+// writer's path, so a reader elsewhere misses afterwards. A declared range is replayed line by line
+// as one unit at its place in a global order of declarations. Only declarations made by the
+// session's workers are modeled; those from other threads are counted as unattributed, unless the
+// session attributes them to a worker (session_options::attribute_outside_to).
 #pragma once
 
 #include <atomic>
@@ -44,11 +45,16 @@ class runtime;
 
 // Modeled accesses and misses of one cache level, summed over its instances.
 struct locality_level {
-  int level = 0;                // 1 = L1, 2 = L2, ...
-  int instances = 0;            // caches of this level on the workers' paths
-  std::size_t cache_bytes = 0;  // capacity of one instance (the smallest, if they differ)
-  std::uint64_t accesses = 0;   // line accesses that reached this level (missed all below)
-  std::uint64_t misses = 0;     // of those, lines the cache did not hold
+  int level = 0;                   // 1 = L1, 2 = L2, ...
+  int instances = 0;               // caches of this level on the workers' paths
+  std::size_t cache_bytes = 0;     // capacity of one instance (the smallest, if they differ)
+  std::uint64_t accesses = 0;      // line accesses that reached this level (missed all below)
+  std::uint64_t misses = 0;        // of those, lines the cache did not hold
+  std::uint64_t write_misses = 0;  // misses of writes (seed 003 Table 4's store-miss refills)
+  // Misses whose line another cache of this level held: lines a real machine gets from another
+  // core's cache rather than from the next level or memory (Table 4's lines from other caches).
+  std::uint64_t from_peers = 0;
+  std::uint64_t invalidations = 0;  // lines this level's caches lost to other workers' writes
 
   std::optional<double> miss_ratio() const;  // misses / accesses; empty without accesses
 };
@@ -96,6 +102,9 @@ struct session_options {
   std::size_t line_bytes = 0;
   // Granularity of NUMA first touch; the OS places whole pages, so 4 KiB by default.
   std::size_t page_bytes = 4096;
+  // Coherence: a write invalidates the line in the caches outside the writer's path. Off, every
+  // cache keeps its copy (the model before coherence, for comparisons with figures taken so).
+  bool coherence = true;
   // Declarations from threads that are not workers of the session's runtime: empty, they are
   // counted as unattributed; a worker index w, they are modeled as worker w's (on its processing
   // unit's caches and NUMA node). For code that runs outside the runtime on the calling thread,

@@ -67,8 +67,13 @@ bool lru_cache::access(std::uint64_t line) {
     return true;
   }
   std::uint32_t s;
-  if (used_ < slots_.size()) {
-    s = static_cast<std::uint32_t>(used_++);
+  if (!erased_.empty()) {
+    s = erased_.back();
+    erased_.pop_back();
+    ++resident_;
+  } else if (fresh_ < slots_.size()) {
+    s = static_cast<std::uint32_t>(fresh_++);
+    ++resident_;
   } else {
     s = tail_;
     unlink(s);
@@ -79,6 +84,17 @@ bool lru_cache::access(std::uint64_t line) {
   index_[i] = entry{line + 1, s, static_cast<std::uint32_t>(home(line))};
   push_front(s);
   return false;
+}
+
+bool lru_cache::erase(std::uint64_t line) {
+  const std::size_t i = find(line);
+  if (index_[i].key == 0) return false;
+  const std::uint32_t s = index_[i].slot;
+  unlink(s);
+  erase_index(i);
+  erased_.push_back(s);
+  --resident_;
+  return true;
 }
 
 }  // namespace locus::prof

@@ -28,8 +28,10 @@ class lru_cache {
   // line becomes resident, evicting the least recently used one when the cache is full.
   bool access(std::uint64_t line);
   bool contains(std::uint64_t line) const;
+  // Drops `line` (a coherence invalidation); returns whether it was resident.
+  bool erase(std::uint64_t line);
   std::size_t capacity() const noexcept { return slots_.size(); }
-  std::size_t size() const noexcept { return used_; }
+  std::size_t size() const noexcept { return resident_; }
 
  private:
   static constexpr std::uint32_t none = UINT32_MAX;
@@ -61,8 +63,10 @@ class lru_cache {
 
   std::vector<slot> slots_;  // the resident lines (head = most recent)
   std::uint32_t head_ = none, tail_ = none;
-  std::size_t used_ = 0;
-  std::vector<entry> index_;  // at most half full
+  std::size_t fresh_ = 0;              // slots below this one have been used
+  std::size_t resident_ = 0;           // lines in the cache
+  std::vector<std::uint32_t> erased_;  // slots freed by erase(), used before fresh ones
+  std::vector<entry> index_;           // at most half full
   std::size_t mask_ = 0;
   int shift_ = 0;
 };

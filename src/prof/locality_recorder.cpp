@@ -66,6 +66,7 @@ struct recorder {
   bool opened_by_runtime = false;
   const locus::detail::runtime_impl* rt = nullptr;
   std::size_t line_bytes = 64, page_bytes = 4096;
+  bool coherence = true;
   // By worker index; only the first `workers` belong to the open session. Logs are never freed,
   // so a straggler of an earlier session never finds its log gone.
   std::vector<std::unique_ptr<worker_log>> logs;
@@ -183,7 +184,7 @@ void replay_ranges(locality_replay& model, std::uint64_t& ranges) {
     const auto& log = logs[k].first->ranges;
     const range_record& r = log[pos[k]];
     bind_before(r.seq);
-    model.access_rows(logs[k].second, r.addr, r.row_bytes, r.rows, r.stride);
+    model.access_rows(logs[k].second, r.addr, r.row_bytes, r.rows, r.stride, r.write);
     ++ranges;
     if (++pos[k] < log.size()) heads.emplace(log[pos[k]].seq, k);
   }
@@ -217,7 +218,7 @@ locality_report close_session() {
   mem::binding_registry::instance().detach(g.bindings);
   g.open = false;
   const locus::detail::runtime_impl& rt = *g.rt;
-  locality_replay model(rt.topology, rt.size(), g.line_bytes, g.page_bytes);
+  locality_replay model(rt.topology, rt.size(), g.line_bytes, g.page_bytes, g.coherence);
   locality_report r;
   replay_ranges(model, r.ranges);
   const mapping_result m = replay_leaves();
@@ -266,6 +267,7 @@ void open_session(runtime& rt, const locality::session_options& opts, bool by_ru
   g.rt = &impl;
   g.line_bytes = line;
   g.page_bytes = opts.page_bytes;
+  g.coherence = opts.coherence;
   g.opened_by_runtime = by_runtime;
   while (g.logs.size() < static_cast<std::size_t>(impl.size())) {
     g.logs.push_back(std::make_unique<worker_log>());

@@ -9,8 +9,8 @@
 namespace locus::prof {
 
 locality_replay::locality_replay(const topo::topology& t, int workers, std::size_t line_bytes,
-                                 std::size_t page_bytes)
-    : line_bytes_(line_bytes) {
+                                 std::size_t page_bytes, bool coherence)
+    : line_bytes_(line_bytes), coherence_(coherence) {
   if (!std::has_single_bit(line_bytes) || !std::has_single_bit(page_bytes)) {
     throw std::invalid_argument("locality model: line size " + std::to_string(line_bytes) +
                                 " and page size " + std::to_string(page_bytes) +
@@ -35,7 +35,7 @@ locality_replay::locality_replay(const topo::topology& t, int workers, std::size
   }
   for (auto& [level, index] : level_of) {
     index = levels_.size();
-    levels_.push_back(level_totals{level, 0, 0, 0, 0});
+    levels_.push_back(level_totals{.level = level});
   }
 
   std::map<int, std::size_t> model_of;  // topology node -> index into caches_
@@ -53,7 +53,7 @@ locality_replay::locality_replay(const topo::topology& t, int workers, std::size
         ++lt.instances;
         lt.cache_bytes =
             lt.cache_bytes == 0 ? n.cache_bytes : std::min(lt.cache_bytes, n.cache_bytes);
-        caches_.push_back(cache_model{lru_cache(n.cache_bytes / line_bytes), li});
+        caches_.push_back(cache_model{lru_cache(n.cache_bytes / line_bytes), li, {}});
       }
       p.caches.push_back(it->second);
     }
@@ -62,6 +62,17 @@ locality_replay::locality_replay(const topo::topology& t, int workers, std::size
     std::stable_sort(p.caches.begin(), p.caches.end(), [&](std::size_t a, std::size_t b) {
       return caches_[a].level_index < caches_[b].level_index;
     });
+  }
+  for (std::size_t a = 0; a < caches_.size(); ++a) {
+    for (std::size_t b = 0; b < caches_.size(); ++b) {
+      if (a != b && caches_[a].level_index == caches_[b].level_index) caches_[a].peers.push_back(b);
+    }
+  }
+  for (worker_path& p : paths_) {
+    for (std::size_t c = 0; c < caches_.size(); ++c) {
+      if (std::find(p.caches.begin(), p.caches.end(), c) == p.caches.end())
+        p.elsewhere.push_back(c);
+    }
   }
   numa_nodes_ = std::max(1, t.num_numa());
 }
@@ -106,34 +117,52 @@ void locality_replay::set_home(std::uintptr_t begin, std::uintptr_t end,
   for (worker_path& p : paths_) p.last_page = UINT64_MAX;
 }
 
-void locality_replay::access_line(int w, std::uint64_t line) {
+void locality_replay::access_line(int w, std::uint64_t line, bool write) {
   worker_path& p = paths_[static_cast<std::size_t>(w)];
   const bool far = remote(p, line);
   ++line_accesses_;
   remote_line_accesses_ += far ? 1 : 0;
+  bool hit = false;
   for (std::size_t c : p.caches) {
     cache_model& m = caches_[c];
     level_totals& lt = levels_[m.level_index];
     ++lt.accesses;
-    if (m.lru.access(line)) return;
+    if (m.lru.access(line)) {
+      hit = true;
+      break;
+    }
     ++lt.misses;
+    lt.write_misses += write ? 1 : 0;
+    for (std::size_t peer : m.peers) {
+      if (caches_[peer].lru.contains(line)) {
+        ++lt.from_peers;
+        break;
+      }
+    }
   }
-  ++memory_accesses_;
-  remote_memory_accesses_ += far ? 1 : 0;
+  if (!hit) {
+    ++memory_accesses_;
+    remote_memory_accesses_ += far ? 1 : 0;
+  }
+  if (write && coherence_) {
+    for (std::size_t c : p.elsewhere) {
+      if (caches_[c].lru.erase(line)) ++levels_[caches_[c].level_index].invalidations;
+    }
+  }
 }
 
-void locality_replay::access(int w, std::uintptr_t addr, std::size_t bytes) {
+void locality_replay::access(int w, std::uintptr_t addr, std::size_t bytes, bool write) {
   if (bytes == 0) return;
   const std::uint64_t first = static_cast<std::uint64_t>(addr) >> line_shift_;
   const std::uint64_t last = (static_cast<std::uint64_t>(addr) + bytes - 1) >> line_shift_;
-  for (std::uint64_t l = first; l <= last; ++l) access_line(w, l);
+  for (std::uint64_t l = first; l <= last; ++l) access_line(w, l, write);
 }
 
 void locality_replay::access_rows(int w, std::uintptr_t addr, std::size_t row_bytes,
-                                  std::size_t rows, std::ptrdiff_t stride) {
+                                  std::size_t rows, std::ptrdiff_t stride, bool write) {
   for (std::size_t r = 0; r < rows; ++r) {
     access(w, addr + static_cast<std::uintptr_t>(static_cast<std::ptrdiff_t>(r) * stride),
-           row_bytes);
+           row_bytes, write);
   }
 }
 
@@ -142,8 +171,8 @@ locality_report locality_replay::report() const {
   r.line_bytes = line_bytes_;
   r.page_bytes = std::size_t{1} << page_shift_;
   for (const level_totals& lt : levels_) {
-    r.levels.push_back(
-        locality_level{lt.level, lt.instances, lt.cache_bytes, lt.accesses, lt.misses});
+    r.levels.push_back(locality_level{lt.level, lt.instances, lt.cache_bytes, lt.accesses,
+                                      lt.misses, lt.write_misses, lt.from_peers, lt.invalidations});
   }
   r.numa_nodes = numa_nodes_;
   r.line_accesses = line_accesses_;

@@ -8,6 +8,11 @@
 // out. NUMA: each page's owner is the NUMA node of the worker that touched it first in the replay
 // order (first-touch placement, at page granularity because that is what the OS places), unless
 // a binding (locus/memory.hpp) in force when the replay first meets the page places it.
+//
+// Coherence (on unless the constructor turns it off): a write leaves the line only in the
+// writer's caches, as an invalidation protocol does, so a later reader elsewhere misses. A miss
+// whose line another cache of the same level holds is counted as supplied by a peer (seed 003's
+// Table 4: lines obtained from other cores' caches).
 #pragma once
 
 #include <algorithm>
@@ -31,15 +36,15 @@ class locality_replay {
   // and page_bytes must be powers of two. Throws std::invalid_argument otherwise, or when the
   // topology has fewer leaves than workers.
   locality_replay(const topo::topology& t, int workers, std::size_t line_bytes,
-                  std::size_t page_bytes = 4096);
+                  std::size_t page_bytes = 4096, bool coherence = true);
 
-  // Worker `w` accesses [addr, addr + bytes): every line it overlaps, in address order.
-  void access(int w, std::uintptr_t addr, std::size_t bytes);
+  // Worker `w` reads (writes) [addr, addr + bytes): every line it overlaps, in address order.
+  void access(int w, std::uintptr_t addr, std::size_t bytes, bool write = false);
   // `rows` ranges of `row_bytes`, row i at addr + i * stride.
   void access_rows(int w, std::uintptr_t addr, std::size_t row_bytes, std::size_t rows,
-                   std::ptrdiff_t stride);
+                   std::ptrdiff_t stride, bool write = false);
   // One line (address / line_bytes).
-  void access_line(int w, std::uint64_t line);
+  void access_line(int w, std::uint64_t line, bool write = false);
 
   // From now on the pages of [begin, end) live where `home` says (a binding, which also moves
   // pages touched before it), or, without a home, are fresh again (unbound or unmapped): the
@@ -59,16 +64,19 @@ class locality_replay {
     int instances = 0;
     std::size_t cache_bytes = 0;
     std::uint64_t accesses = 0, misses = 0;
+    std::uint64_t write_misses = 0, from_peers = 0, invalidations = 0;
   };
   struct worker_path {
-    std::vector<std::size_t> caches;  // indices into caches_, innermost first
+    std::vector<std::size_t> caches;     // indices into caches_, innermost first
+    std::vector<std::size_t> elsewhere;  // every other cache: where its writes invalidate
     int numa = 0;
     std::uint64_t last_page = UINT64_MAX;  // memo: runs of lines share a page
     bool last_remote = false;
   };
   struct cache_model {
     lru_cache lru;
-    std::size_t level_index;  // into levels_
+    std::size_t level_index;         // into levels_
+    std::vector<std::size_t> peers;  // the other caches of its level
   };
 
   bool remote(worker_path& p, std::uint64_t line);
@@ -78,6 +86,7 @@ class locality_replay {
   int first_owner(std::uint64_t page, int toucher) const;
 
   std::size_t line_bytes_;
+  bool coherence_;
   int line_shift_;
   int page_shift_;
   std::vector<cache_model> caches_;

@@ -65,6 +65,9 @@ locality_report& locality_report::operator+=(const locality_report& o) {
     if (mine->cache_bytes == 0) mine->cache_bytes = l.cache_bytes;
     mine->accesses += l.accesses;
     mine->misses += l.misses;
+    mine->write_misses += l.write_misses;
+    mine->from_peers += l.from_peers;
+    mine->invalidations += l.invalidations;
   }
   line_accesses += o.line_accesses;
   remote_line_accesses += o.remote_line_accesses;
@@ -84,7 +87,9 @@ std::string locality_report::to_json() const {
     const locality_level& l = levels[i];
     out << (i ? "," : "") << "{\"level\":" << l.level << ",\"instances\":" << l.instances
         << ",\"cache_bytes\":" << l.cache_bytes << ",\"accesses\":" << l.accesses
-        << ",\"misses\":" << l.misses << ",\"miss_ratio\":" << json_number(l.miss_ratio()) << '}';
+        << ",\"misses\":" << l.misses << ",\"miss_ratio\":" << json_number(l.miss_ratio())
+        << ",\"write_misses\":" << l.write_misses << ",\"from_peers\":" << l.from_peers
+        << ",\"invalidations\":" << l.invalidations << '}';
   }
   out << "],\"numa\":{\"nodes\":" << numa_nodes << ",\"line_accesses\":" << line_accesses
       << ",\"remote_line_accesses\":" << remote_line_accesses
@@ -102,13 +107,14 @@ std::string locality_report::to_text() const {
   std::ostringstream out;
   out << "locus locality model (" << line_bytes << "-byte lines, fully associative LRU caches)\n";
   char row[160];
-  std::snprintf(row, sizeof row, "  %-6s %9s %12s %16s %16s %9s\n", "level", "instances",
-                "cache bytes", "accesses", "misses", "miss rate");
+  std::snprintf(row, sizeof row, "  %-6s %9s %12s %16s %16s %9s %14s\n", "level", "instances",
+                "cache bytes", "accesses", "misses", "miss rate", "from peers");
   out << row;
   for (const locality_level& l : levels) {
-    std::snprintf(row, sizeof row, "  L%-5d %9d %12zu %16llu %16llu %9s\n", l.level, l.instances,
-                  l.cache_bytes, static_cast<unsigned long long>(l.accesses),
-                  static_cast<unsigned long long>(l.misses), percent(l.miss_ratio()).c_str());
+    std::snprintf(row, sizeof row, "  L%-5d %9d %12zu %16llu %16llu %9s %14llu\n", l.level,
+                  l.instances, l.cache_bytes, static_cast<unsigned long long>(l.accesses),
+                  static_cast<unsigned long long>(l.misses), percent(l.miss_ratio()).c_str(),
+                  static_cast<unsigned long long>(l.from_peers));
     out << row;
   }
   out << "  NUMA nodes " << numa_nodes << ": remote first touch " << percent(numa_remote_share())
