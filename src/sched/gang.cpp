@@ -1,7 +1,6 @@
 #include "sched/gang.hpp"
 
 #include <algorithm>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +27,24 @@ void check_workers(const std::vector<int>& workers, int width, int size) {
   }
 }
 
+// The inbox locks of `order`'s workers, taken in that order and released when it goes (a vector
+// of unique_locks cost an allocation per dispatch).
+class inboxes_held {
+ public:
+  inboxes_held(runtime_impl& rt, const std::vector<int>& order) : rt_(rt), order_(order) {
+    for (const int t : order_) rt_.at(t).mail.lock().lock();
+  }
+  ~inboxes_held() {
+    for (const int t : order_) rt_.at(t).mail.lock().unlock();
+  }
+  inboxes_held(const inboxes_held&) = delete;
+  inboxes_held& operator=(const inboxes_held&) = delete;
+
+ private:
+  runtime_impl& rt_;
+  const std::vector<int>& order_;
+};
+
 }  // namespace
 
 gang_task::gang_task(int width) : width_(width) {
@@ -45,7 +62,9 @@ std::vector<int> gang_workers(const runtime_impl& rt, int self, int width) {
   }
   int first = 0, last = size;
   const auto& nodes = rt.topology.nodes();
-  for (const int n : rt.topology.ancestors(self)) {
+  // Walked by parent links rather than through ancestors(): this runs at every dispatch.
+  for (int n = nodes[static_cast<std::size_t>(rt.topology.leaf_node(self))].parent; n >= 0;
+       n = nodes[static_cast<std::size_t>(n)].parent) {
     const int a = std::max(0, nodes[static_cast<std::size_t>(n)].first_leaf);
     const int b = std::min(size, nodes[static_cast<std::size_t>(n)].last_leaf);
     if (b - a >= width) {
@@ -85,12 +104,15 @@ void gang_task::execute() {
   }
   group_state& g = *group;
   entries_ = std::make_unique<gang_member[]>(static_cast<std::size_t>(width_));
-  // The workers in the order their locks are taken, and room for the locks, before the point
-  // from which nothing may throw.
-  std::vector<int> order = workers;
-  std::sort(order.begin(), order.end());
-  std::vector<std::unique_lock<spin_lock>> held;
-  held.reserve(order.size());
+  // The workers in the order their locks are taken, before the point from which nothing may
+  // throw. check_workers left them distinct; the usual gang's window is sorted already.
+  std::vector<int> order;
+  const bool sorted = std::is_sorted(workers.begin(), workers.end());
+  if (!sorted) {
+    order = workers;
+    std::sort(order.begin(), order.end());
+  }
+  const std::vector<int>& lock_order = sorted ? workers : order;
   for (int i = 0; i < width_; ++i) {
     gang_member& m = entries_[static_cast<std::size_t>(i)];
     m.gang = this;
@@ -103,14 +125,15 @@ void gang_task::execute() {
   left_.store(width_ + 1, std::memory_order_relaxed);
   outlives_execute = true;
   g.pending.fetch_add(queued, std::memory_order_acq_rel);
-  for (const int t : order) held.emplace_back(rt.at(t).mail.lock());
-  for (int i = 0; i < width_; ++i) {
-    if (i == own) continue;
-    rt.at(workers[static_cast<std::size_t>(i)])
-        .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
+  {
+    const inboxes_held hold(rt, lock_order);
+    for (int i = 0; i < width_; ++i) {
+      if (i == own) continue;
+      rt.at(workers[static_cast<std::size_t>(i)])
+          .mail.put_locked(&entries_[static_cast<std::size_t>(i)], lane::first);
+    }
   }
-  held.clear();  // unlocks
-  for (const int t : order) {
+  for (const int t : lock_order) {
     if (t == w->index) continue;
     w->counters.pushes.add();
     rt.wake(t);

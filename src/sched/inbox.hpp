@@ -1,7 +1,7 @@
 // A worker's inbox: work other workers handed to it, in two first-in first-out lanes (one taken
 // before the worker's own queue, one after it). Any thread puts; only the owner takes. A gang's
 // members go into several inboxes at once, under all of their locks taken in worker order
-// (hold_all), so that any two gangs reach every worker they share in the same order.
+// (gang.cpp), so that any two gangs reach every worker they share in the same order.
 #pragma once
 
 #include <atomic>
