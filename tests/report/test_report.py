@@ -25,7 +25,8 @@ TOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
                        else os.path.join(HERE, "..", "..", "tools", "report"))
 FIXTURES = [os.path.join(HERE, "results_a.jsonl"), os.path.join(HERE, "results_b.jsonl")]
 # locus-bench --locality output: serial and locus/ws/16 with three modeled levels summed over 3
-# reps (misses 3000/2400/1200 and 3000/2700/900), tbb with "locality": null.
+# reps (misses 3000/2400/1200 and 3000/2700/900; locus's from other caches 300/600/150, serial's
+# from before the count), tbb with "locality": null.
 LOCALITY = os.path.join(HERE, "results_locality.jsonl")
 # locus-bench --contend none,1 (and one locus run under 1:1000/1000): fib n=20 serial 10 ms quiet,
 # 11 ms loaded; locus/ws/2 6 ms and 22 ms; tbb/2 5 ms and 8.8 ms.
@@ -209,17 +210,20 @@ def test_repeated_configuration_keeps_later():
 
 
 def test_locality_model():
-    """Modeled misses per rep and level, miss ratios, NUMA remote share and mapping stability;
+    """Modeled misses per rep and level, lines from other caches of the level (a dash for results
+    from before that count), miss ratios, NUMA remote share and mapping stability;
     the peer without a model is left out; the miss bars are drawn when matplotlib is there."""
     plots = harness.matplotlib_importable()
     out, proc, text = report_of(LOCALITY, plots)
     assert_lines(text, [
         "## Locality model",
         "| benchmark | configuration | L1 misses/rep | L2 misses/rep | L3 misses/rep "
+        "| L1 from other L1s/rep | L2 from other L2s/rep | L3 from other L3s/rep "
         "| L1 miss ratio | L2 miss ratio | L3 miss ratio | NUMA remote | mapping stability |",
-        "| heat2d (n=480) | serial | 1000 | 800 | 400 | 100.0% | 80.0% | 50.0% | 0.0% | 100.0% |",
-        "| heat2d (n=480) | locus/ws/16 | 1000 | 900 | 300 | 100.0% | 90.0% | 33.3% | 25.0% "
-        "| 75.0% |",
+        "| heat2d (n=480) | serial | 1000 | 800 | 400 | — | — | — | 100.0% | 80.0% | 50.0% | 0.0% "
+        "| 100.0% |",
+        "| heat2d (n=480) | locus/ws/16 | 1000 | 900 | 300 | 100 | 200 | 50 | 100.0% | 90.0% "
+        "| 33.3% | 25.0% | 75.0% |",
     ])
     assert "| heat2d (n=480) | tbb/16 |" not in text, "a configuration without a model"
     if plots:

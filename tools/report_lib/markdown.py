@@ -193,22 +193,27 @@ def locality_section(groups):
     for g in groups:
         for r in m.locality_rows(g):
             misses = [m.modeled_misses_per_rep(r, lv) for lv in levels]
+            peers = [m.modeled_from_peers_per_rep(r, lv) for lv in levels]
             ratios = [m.modeled_miss_ratio(r, lv) for lv in levels]
             stability = m.mapping_stability(r)
             remote = m.numa_remote_share(r)
             rows.append([g.title, m.config_label(r)]
                         + [DASH if x is None else fmt_count(x) for x in misses]
+                        + [DASH if x is None else fmt_count(x) for x in peers]
                         + [DASH if x is None else f"{100 * x:.1f}%" for x in ratios]
                         + [DASH if remote is None else f"{100 * remote:.1f}%",
                            DASH if stability is None else f"{100 * stability:.1f}%"])
     if not rows:
         return ""
     header = (["benchmark", "configuration"] + [f"L{lv} misses/rep" for lv in levels]
+              + [f"L{lv} from other L{lv}s/rep" for lv in levels]
               + [f"L{lv} miss ratio" for lv in levels] + ["NUMA remote", "mapping stability"])
     return "\n\n".join([
         "## Locality model",
         "Modeled by replaying the declared footprints through one fully associative LRU per "
-        "cache of the topology (`locus-bench --locality`). Misses per repetition; miss ratio: "
+        "cache of the topology (`locus-bench --locality`), writes invalidating the other caches' "
+        "copies. Misses per repetition; from other caches: the misses whose line another cache "
+        "of the level held (what moving work between cores costs); miss ratio: "
         "misses over the accesses that reached the level; NUMA remote: share of line accesses "
         "to pages first touched from another NUMA node; mapping stability: share of leaves on "
         f"the same worker as in the previous iteration. {DASH}: not modeled or no iterations.",

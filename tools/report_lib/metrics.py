@@ -306,6 +306,16 @@ def modeled_misses_per_rep(r, level):
     return None
 
 
+def modeled_from_peers_per_rep(r, level):
+    """Modeled misses of one level per repetition whose line another cache of the level held
+    (lines from other cores' caches), or None when the level was not modeled for r or the
+    result predates the count."""
+    for lv in r.locality["levels"]:
+        if lv["level"] == level and "from_peers" in lv:
+            return lv["from_peers"] / r.reps
+    return None
+
+
 def modeled_miss_ratio(r, level):
     for lv in r.locality["levels"]:
         if lv["level"] == level:
