@@ -754,7 +754,7 @@ TEST_F(LocalityRuntimeTest, BenchLocalityFlagAddsTheModelToEveryJsonLine) {
 // accesses at every level, for serial as for locus, and the serial elision declares what one
 // locus worker does, in the same order.
 TEST_F(LocalityRuntimeTest, EveryDeclaringBenchmarkIsModeled) {
-  for (const char* bench : {"heat2d", "rrm", "quicksort", "kdtree", "dtree", "matmul"}) {
+  for (const char* bench : {"heat2d", "rrm", "quicksort", "kdtree", "dtree", "matmul", "sparselu"}) {
     SCOPED_TRACE(bench);
     const auto lines =
         run_bench({"run", bench, "--size", "small", "--impl", "serial,locus", "--workers", "1",

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include <locus/locality.hpp>
 #include <locus/task_group.hpp>
 #include <locus/taskq.hpp>
 
@@ -58,10 +59,19 @@ namespace {
 
 using dense::dim;
 
+// What a kernel reads and writes, for the locality model (one flag test outside a session).
+void reads_block(dim bs, const float* b) {
+  locus::locality::touch_read(b, static_cast<std::size_t>(bs * bs) * sizeof(float));
+}
+void writes_block(dim bs, const float* b) {
+  locus::locality::touch_write(b, static_cast<std::size_t>(bs * bs) * sizeof(float));
+}
+
 // The BOTS kernels on bs x bs row-major blocks. Each is one out-of-line copy that every
 // implementation calls: inlined into each one's tasks, the same loops were laid out differently
 // per implementation, and a rebuild that moved them changed locus / oneTBB from 1.01 to 1.25.
 [[gnu::noinline]] void lu0(dim bs, float* __restrict d) {
+  writes_block(bs, d);
   for (dim k = 0; k < bs; ++k) {
     for (dim i = k + 1; i < bs; ++i) {
       d[i * bs + k] /= d[k * bs + k];
@@ -73,6 +83,8 @@ using dense::dim;
 
 // col = L^-1 col, L the unit lower triangle of d (BOTS loops j, k, i; here k, i, j).
 [[gnu::noinline]] void fwd(dim bs, const float* __restrict d, float* __restrict col) {
+  reads_block(bs, d);
+  writes_block(bs, col);
   for (dim k = 0; k < bs; ++k) {
     for (dim i = k + 1; i < bs; ++i) {
       const float l = d[i * bs + k];
@@ -83,6 +95,8 @@ using dense::dim;
 
 // row = row U^-1, U the upper triangle of d.
 [[gnu::noinline]] void bdiv(dim bs, const float* __restrict d, float* __restrict row) {
+  reads_block(bs, d);
+  writes_block(bs, row);
   for (dim i = 0; i < bs; ++i) {
     for (dim k = 0; k < bs; ++k) {
       row[i * bs + k] /= d[k * bs + k];
@@ -95,6 +109,9 @@ using dense::dim;
 // inner -= row * col (BOTS loops i, j, k; here i, k, j).
 [[gnu::noinline]] void bmod(dim bs, const float* __restrict row, const float* __restrict col,
                             float* __restrict inner) {
+  reads_block(bs, row);
+  reads_block(bs, col);
+  writes_block(bs, inner);
   for (dim i = 0; i < bs; ++i) {
     for (dim k = 0; k < bs; ++k) {
       const float x = row[i * bs + k];
