@@ -111,9 +111,18 @@ constexpr const char* synthetic16 = "pack:2 l3:1(size=8MB) l2:8(size=1MB) core:1
 // a worker's share: a worker that starts late loses a leaf or two to the thieves of its
 // dominant group when the others finish (pairs of workers form one once either's half is done,
 // §3.2). With 16 leaves of 5 ms per worker, TSan gave a stability of 0.84-0.87.
+// Long enough that the scheduler's own work is small beside a leaf: sixteen workers share two
+// CPUs, and under a sanitizer their scheduling runs several times slower (on some hosts 8 ms
+// leaves then put a tenth of them off plan).
+#if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
+constexpr auto sleepy_leaf_time = std::chrono::milliseconds(24);
+#else
+constexpr auto sleepy_leaf_time = std::chrono::milliseconds(8);
+#endif
+
 void sleepy_leaf(const node& n, std::vector<std::atomic<int>>& ran_on) {
   ran_on[static_cast<std::size_t>(n.leaf_id)] = locus::this_worker();
-  std::this_thread::sleep_for(std::chrono::milliseconds(8));
+  std::this_thread::sleep_for(sleepy_leaf_time);
 }
 
 void run_sleepy(const node& n, std::vector<std::atomic<int>>& ran_on) {
