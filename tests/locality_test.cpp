@@ -86,24 +86,39 @@ TEST(LocalityLru, EvictsTheLeastRecentlyUsedLine) {
   EXPECT_EQ(c.size(), 2u);
 }
 
-// Random streams against a std::list LRU: exercises the index's deletions and probe chains.
+// The obvious LRU, to check lru_cache against: a list, most recent first.
+struct reference_lru {
+  std::size_t capacity;
+  std::list<std::uint64_t> lines;
+
+  bool access(std::uint64_t l) {
+    const bool hit = erase(l);
+    lines.push_front(l);
+    if (lines.size() > capacity) lines.pop_back();
+    return hit;
+  }
+  bool erase(std::uint64_t l) {
+    const auto it = std::find(lines.begin(), lines.end(), l);
+    if (it == lines.end()) return false;
+    lines.erase(it);
+    return true;
+  }
+};
+
+// Random streams against the reference: exercises the index's deletions and probe chains.
 TEST(LocalityLru, MatchesAReferenceModelOnRandomStreams) {
   for (std::size_t capacity : {1u, 3u, 16u, 100u}) {
     lru_cache c(capacity);
-    std::list<std::uint64_t> ref;  // most recent first
+    reference_lru ref{capacity, {}};
     std::mt19937_64 rng(capacity);
     std::uniform_int_distribution<std::uint64_t> pick(0, 3 * capacity);
     for (int i = 0; i < 20000; ++i) {
       // Mostly near lines, sometimes far ones with equal hash neighbourhoods.
       const std::uint64_t l = (i % 7 == 0) ? pick(rng) << 20 : pick(rng);
-      auto it = std::find(ref.begin(), ref.end(), l);
-      const bool hit = it != ref.end();
-      if (hit) ref.erase(it);
-      ref.push_front(l);
-      if (ref.size() > capacity) ref.pop_back();
-      ASSERT_EQ(c.access(l), hit) << "capacity " << capacity << " step " << i << " line " << l;
+      ASSERT_EQ(c.access(l), ref.access(l))
+          << "capacity " << capacity << " step " << i << " line " << l;
     }
-    EXPECT_EQ(c.size(), ref.size());
+    EXPECT_EQ(c.size(), ref.lines.size());
   }
 }
 
@@ -124,23 +139,18 @@ TEST(LocalityLru, EraseFreesTheLineAndItsSlot) {
 
   for (std::size_t capacity : {1u, 4u, 50u}) {
     lru_cache m(capacity);
-    std::list<std::uint64_t> ref;
+    reference_lru ref{capacity, {}};
     std::mt19937_64 rng(capacity + 7);
     std::uniform_int_distribution<std::uint64_t> pick(0, 2 * capacity + 1);
     for (int i = 0; i < 20000; ++i) {
       const std::uint64_t l = pick(rng);
-      auto it = std::find(ref.begin(), ref.end(), l);
       if (i % 3 == 0) {
-        ASSERT_EQ(m.erase(l), it != ref.end()) << "capacity " << capacity << " step " << i;
-        if (it != ref.end()) ref.erase(it);
+        ASSERT_EQ(m.erase(l), ref.erase(l)) << "capacity " << capacity << " step " << i;
         continue;
       }
-      const bool hit = it != ref.end();
-      if (hit) ref.erase(it);
-      ref.push_front(l);
-      if (ref.size() > capacity) ref.pop_back();
-      ASSERT_EQ(m.access(l), hit) << "capacity " << capacity << " step " << i << " line " << l;
-      ASSERT_EQ(m.size(), ref.size());
+      ASSERT_EQ(m.access(l), ref.access(l))
+          << "capacity " << capacity << " step " << i << " line " << l;
+      ASSERT_EQ(m.size(), ref.lines.size());
     }
   }
 }
@@ -754,7 +764,8 @@ TEST_F(LocalityRuntimeTest, BenchLocalityFlagAddsTheModelToEveryJsonLine) {
 // accesses at every level, for serial as for locus, and the serial elision declares what one
 // locus worker does, in the same order.
 TEST_F(LocalityRuntimeTest, EveryDeclaringBenchmarkIsModeled) {
-  for (const char* bench : {"heat2d", "rrm", "quicksort", "kdtree", "dtree", "matmul", "sparselu"}) {
+  for (const char* bench :
+       {"heat2d", "rrm", "quicksort", "kdtree", "dtree", "matmul", "sparselu"}) {
     SCOPED_TRACE(bench);
     const auto lines =
         run_bench({"run", bench, "--size", "small", "--impl", "serial,locus", "--workers", "1",
