@@ -4,8 +4,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,29 @@ namespace {
 
 constexpr std::uint64_t leaf_iterations = 100'000;
 
+// What each leaf took on the wall clock, in the order the leaves ran (one worker). The host may
+// slow down or preempt the worker inside one leaf, which changes the true work and span of that
+// run: the expected parallelism is computed from these durations, not from the leaves' nominal
+// sizes, so a test checks the instrument's arithmetic against an independent clock.
+std::vector<double> leaf_seconds;
+
+void timed_spin(std::uint64_t iterations) {
+  const auto t0 = std::chrono::steady_clock::now();
+  spin(iterations);
+  leaf_seconds.push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+double sum(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+double max(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
+
 void tree(int depth) {
   if (depth == 0) {
-    spin(leaf_iterations);
+    timed_spin(leaf_iterations);
     return;
   }
   locus::task_group tg;
@@ -48,15 +70,17 @@ long involuntary_switches() {
   return u.ru_nivcsw;
 }
 
-// Parallelism of a few measurements of `body`, sorted. The clock is the wall clock, so a run in
-// which the worker thread was preempted is measured again (the machine may be shared); after
-// many tries the preempted runs count too.
-template <class F>
-std::vector<double> parallelisms(F body) {
+// Measured parallelism over the parallelism `expected` computes from that run's leaf durations,
+// for a few runs of `body`, sorted. A run in which the worker thread was preempted is measured
+// again (a preemption between leaves lands on the span but in no leaf); after many tries the
+// preempted runs count too.
+template <class F, class E>
+std::vector<double> parallelism_ratios(F body, E expected) {
   locus::runtime rt(locus::options{.workers = 1, .workspan = true});
   std::vector<double> clean, all;
   for (int i = 0; i < 40 && clean.size() < 5; ++i) {
     rt.reset_stats();
+    leaf_seconds.clear();
     const bool preempted = rt.exec([&] {
       const long before = involuntary_switches();
       body();
@@ -68,77 +92,107 @@ std::vector<double> parallelisms(F body) {
     EXPECT_EQ(ws->roots, 1u);
     EXPECT_GT(ws->work_s, 0);
     EXPECT_GE(ws->work_s, ws->span_s);
-    all.push_back(ws->parallelism());
-    if (!preempted) clean.push_back(ws->parallelism());
+    EXPECT_FALSE(leaf_seconds.empty());
+    if (leaf_seconds.empty()) break;
+    // Every leaf is inside the work: the instrument may add the strands between leaves, never
+    // lose a leaf.
+    EXPECT_GE(ws->work_s, sum(leaf_seconds) * 0.999);
+    const double ratio = ws->parallelism() / expected(leaf_seconds);
+    all.push_back(ratio);
+    if (!preempted) clean.push_back(ratio);
   }
   std::vector<double>& p = clean.empty() ? all : clean;
   std::sort(p.begin(), p.end());
   return p;
 }
 
-template <class F>
-double parallelism_of(F body) {
-  const std::vector<double> p = parallelisms(body);
+template <class F, class E>
+double median_ratio(F body, E expected) {
+  const std::vector<double> p = parallelism_ratios(body, expected);
   return p.empty() ? 0 : p[p.size() / 2];
+}
+
+// A tree's span is one root-to-leaf path: its longest leaf plus the spawns above it.
+double sum_over_max(const std::vector<double>& leaves) {
+  return sum(leaves) / max(leaves);
 }
 
 TEST(WorkSpan, BalancedTreeParallelismIsItsLeafCount) {
   for (int depth : {1, 3, 5}) {
-    const double leaves = static_cast<double>(1 << depth);
-    const std::vector<double> all = parallelisms([depth] { tree(depth); });
-    ASSERT_FALSE(all.empty());
-    const double p = all.back();
-    EXPECT_GT(p, 0.6 * leaves) << "depth " << depth;
-    EXPECT_LT(p, 1.1 * leaves) << "depth " << depth;
+    const double r = median_ratio([depth] { tree(depth); },
+                                  [depth](const std::vector<double>& l) {
+                                    EXPECT_EQ(l.size(), 1u << depth);
+                                    return sum_over_max(l);
+                                  });
+    EXPECT_GT(r, 0.6) << "depth " << depth;
+    EXPECT_LT(r, 1.1) << "depth " << depth;
   }
 }
 
 TEST(WorkSpan, SerialChainHasParallelismOne) {
-  const double p = parallelism_of([] {
-    for (int i = 0; i < 8; ++i) {
-      locus::task_group tg;
-      tg.run([] { spin(leaf_iterations); });
-      tg.wait();
-    }
-  });
-  EXPECT_GT(p, 0.95);
-  EXPECT_LT(p, 1.05);
+  const double r = median_ratio(
+      [] {
+        for (int i = 0; i < 8; ++i) {
+          locus::task_group tg;
+          tg.run([] { timed_spin(leaf_iterations); });
+          tg.wait();
+        }
+      },
+      [](const std::vector<double>&) { return 1.0; });
+  EXPECT_GT(r, 0.95);
+  EXPECT_LT(r, 1.05);
 }
 
 TEST(WorkSpan, ContinuationRunsBesideTheChild) {
   // Child 3 units beside a continuation of 1: work 4, span 3.
-  const double p = parallelism_of([] {
-    locus::task_group tg;
-    tg.run([] { spin(3 * leaf_iterations); });
-    spin(leaf_iterations);
-    tg.wait();
-  });
-  EXPECT_GT(p, 4.0 / 3.0 * 0.85);
-  EXPECT_LT(p, 4.0 / 3.0 * 1.1);
+  const double r = median_ratio(
+      [] {
+        locus::task_group tg;
+        tg.run([] { timed_spin(3 * leaf_iterations); });
+        timed_spin(leaf_iterations);
+        tg.wait();
+      },
+      [](const std::vector<double>& l) {
+        EXPECT_EQ(l.size(), 2u);
+        return sum_over_max(l);
+      });
+  EXPECT_GT(r, 0.85);
+  EXPECT_LT(r, 1.1);
 }
 
 TEST(WorkSpan, WorkAfterTheJoinIsOnTheSpan) {
   // Two children of 1 unit each, then 2 units after the join: work 4, span 3.
-  const double p = parallelism_of([] {
-    locus::task_group tg;
-    tg.run([] { spin(leaf_iterations); });
-    tg.run([] { spin(leaf_iterations); });
-    tg.wait();
-    spin(2 * leaf_iterations);
-  });
-  EXPECT_GT(p, 4.0 / 3.0 * 0.85);
-  EXPECT_LT(p, 4.0 / 3.0 * 1.1);
+  const double r = median_ratio(
+      [] {
+        locus::task_group tg;
+        tg.run([] { timed_spin(leaf_iterations); });
+        tg.run([] { timed_spin(leaf_iterations); });
+        tg.wait();
+        timed_spin(2 * leaf_iterations);
+      },
+      [](const std::vector<double>& l) {
+        EXPECT_EQ(l.size(), 3u);
+        return sum(l) / (std::max(l[0], l[1]) + l[2]);
+      });
+  EXPECT_GT(r, 0.85);
+  EXPECT_LT(r, 1.1);
 }
 
 TEST(WorkSpan, ParentFirstChildrenCount) {
   // Four queued children of one unit, joined: work 4, span about 1.
-  const double p = parallelism_of([] {
-    locus::task_group tg;
-    for (int i = 0; i < 4; ++i) tg.run([] { spin(leaf_iterations); }, locus::parent_first);
-    tg.wait();
-  });
-  EXPECT_GT(p, 4 * 0.6);
-  EXPECT_LT(p, 4 * 1.1);
+  const double r = median_ratio(
+      [] {
+        locus::task_group tg;
+        for (int i = 0; i < 4; ++i)
+          tg.run([] { timed_spin(leaf_iterations); }, locus::parent_first);
+        tg.wait();
+      },
+      [](const std::vector<double>& l) {
+        EXPECT_EQ(l.size(), 4u);
+        return sum_over_max(l);
+      });
+  EXPECT_GT(r, 0.6);
+  EXPECT_LT(r, 1.1);
 }
 
 TEST(WorkSpan, OffByDefault) {
