@@ -2,6 +2,7 @@
 // worker and runs its root itself (sched/runtime_impl.hpp, sched/seat.cpp), the other workers
 // stealing from it; when that worker is awake, the root runs on the workers and the caller blocks.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -212,6 +213,75 @@ TEST_P(Seat, ManyCallersAtOnceStress) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(seated.load(), 0) << "no caller was ever seated";
+}
+
+int cpus_of_this_thread() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+  return CPU_COUNT(&set);
+}
+
+// Puts the calling thread on `cpu` without binding it there: bound for the move, then given its
+// own binding back (the OS leaves a running thread where it is).
+bool move_this_thread_to(int cpu) {
+  cpu_set_t own, one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_getaffinity(0, sizeof own, &own) != 0) return false;
+  if (sched_setaffinity(0, sizeof one, &one) != 0) return false;
+  return sched_setaffinity(0, sizeof own, &own) == 0;
+}
+
+// A caller the OS runs on another pinned worker's PU would share that PU with the worker while
+// the seat's PU idles: the seat moves it to its own worker's PU before the root starts, and
+// leaves the caller's binding as it was.
+TEST(SeatPlacement, ACallerOnAnotherWorkersPuIsMovedToTheSeatsPu) {
+  if (cpus_of_this_thread() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  if (rt.describe().find("pinned             = yes") == std::string::npos) {
+    GTEST_SKIP() << "workers are not pinned";
+  }
+  // Worker 1's PU: where it runs the root's continuation, stolen while the child holds the seat
+  // (or, when worker 0's own thread took the root, whichever worker that is not).
+  int worker1_cpu = -1;
+  for (int attempt = 0; attempt < 100 && worker1_cpu < 0; ++attempt) {
+    wait_for_free_seat(rt);
+    std::atomic<bool> stolen{false};
+    int cpu = -1, worker = -1;
+    rt.exec([&] {
+      locus::task_group tg;
+      tg.run([&] { EXPECT_TRUE(wait_until([&] { return stolen.load(); })); });
+      worker = locus::this_worker();
+      cpu = sched_getcpu();
+      stolen = true;
+      tg.wait();
+    });
+    if (worker == 1) worker1_cpu = cpu;
+  }
+  ASSERT_GE(worker1_cpu, 0) << "worker 1 never stole the continuation";
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  const std::thread::id caller = std::this_thread::get_id();
+  // The seat may be taken (worker 0 awake) or a PU contended (another test) for a moment.
+  bool moved = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!moved && std::chrono::steady_clock::now() < give_up) {
+    wait_for_free_seat(rt);
+    const std::uint64_t moves = rt.stats().workers[0].caller_moves;
+    if (!move_this_thread_to(worker1_cpu) || sched_getcpu() != worker1_cpu) continue;
+    const auto [cpu, on] = rt.exec([] {
+      return std::pair{sched_getcpu(), std::this_thread::get_id()};
+    });
+    if (on != caller) continue;  // not seated
+    if (rt.stats().workers[0].caller_moves == moves) continue;
+    EXPECT_NE(cpu, worker1_cpu) << "the root ran on worker 1's PU";
+    moved = true;
+  }
+  EXPECT_TRUE(moved) << "a seated caller on worker 1's PU was never moved";
+  cpu_set_t after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the caller's binding changed";
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Seat,

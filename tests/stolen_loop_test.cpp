@@ -6,6 +6,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <string>
 
 #include "locus/locus.hpp"
 #include "wait_until.hpp"
@@ -18,9 +20,10 @@ using locus_test::wait_until;
 // the loop on the other worker, a thief. Records whether each further child had run when its
 // spawn returned, and where it ran.
 template <std::size_t Children>
-void loop_after_a_steal(const char* sched, std::array<bool, Children>& ran_before_return,
+void loop_after_a_steal(locus::options opts, std::array<bool, Children>& ran_before_return,
                         std::array<int, Children>& ran_on, int& first_on, int& loop_on) {
-  locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+  opts.workers = 2;
+  locus::runtime rt{opts};
   std::array<std::atomic<bool>, Children> ran{};
   std::atomic<bool> release{false};
   rt.exec([&] {
@@ -48,12 +51,32 @@ TEST(StolenLoop, FurtherChildrenAreQueuedWhileTheStolenFromChildRuns) {
   std::array<int, children> ran_on{};
   ran_on.fill(-1);
   int first_on = -1, loop_on = -1;
-  loop_after_a_steal<children>("ws", ran_before_return, ran_on, first_on, loop_on);
+  loop_after_a_steal<children>({.sched = "ws"}, ran_before_return, ran_on, first_on, loop_on);
   ASSERT_NE(first_on, -1);
   EXPECT_NE(loop_on, first_on) << "the continuation was not taken by the other worker";
   for (std::size_t i = 0; i < children; ++i) {
     EXPECT_FALSE(ran_before_return[i]) << "child " << i << " ran child-first";
     EXPECT_NE(ran_on[i], -1) << "child " << i << " did not run before the join";
+  }
+}
+
+// A trace takes every spawn off the plain path; the schedule it records must be the one the
+// program gets without it.
+TEST(StolenLoop, ATracedLoopIsQueuedAsAnUntracedOne) {
+  constexpr std::size_t children = 16;
+  std::array<bool, children> ran_before_return{};
+  std::array<int, children> ran_on{};
+  ran_on.fill(-1);
+  int first_on = -1, loop_on = -1;
+  const std::string path = ::testing::TempDir() + "locus_stolen_loop_trace.json";
+  loop_after_a_steal<children>({.sched = "ws", .trace = path}, ran_before_return, ran_on, first_on,
+                               loop_on);
+  std::remove(path.c_str());
+  ASSERT_NE(first_on, -1);
+  EXPECT_NE(loop_on, first_on);
+  for (std::size_t i = 0; i < children; ++i) {
+    EXPECT_FALSE(ran_before_return[i]) << "child " << i << " ran child-first";
+    EXPECT_NE(ran_on[i], -1) << "child " << i;
   }
 }
 
@@ -65,7 +88,7 @@ TEST(StolenLoop, QueuedChildrenAreBounded) {
   std::array<int, children> ran_on{};
   ran_on.fill(-1);
   int first_on = -1, loop_on = -1;
-  loop_after_a_steal<children>("ws", ran_before_return, ran_on, first_on, loop_on);
+  loop_after_a_steal<children>({.sched = "ws"}, ran_before_return, ran_on, first_on, loop_on);
   ASSERT_NE(loop_on, first_on);
   for (std::size_t i = 0; i < children; ++i) {
     EXPECT_EQ(ran_before_return[i], i >= bound) << "child " << i;

@@ -44,6 +44,9 @@ struct worker_stats {
   // Times this worker, pinned, let the OS run it on any PU of its place because a worker's PU was
   // contended (it waited to run over a quarter of the time), until the contention ended.
   std::uint64_t cpu_unbinds = 0;
+  // Times a thread calling exec from outside, about to run its root in this worker's seat, found
+  // itself on another pinned worker's PU and was moved to this worker's PU (seat worker only).
+  std::uint64_t caller_moves = 0;
   std::uint64_t stolen_items = 0;  // items its steals took (a steal may take several)
   std::uint64_t lost_races = 0;    // failed steals that found an item another worker took first
   // Indexed by topology distance level between thief and victim (0 = same PU ... depth of the

@@ -32,6 +32,7 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
       << ",\"local_resumes\":" << w.local_resumes << ",\"sleeps\":" << w.sleeps
       << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
       << ",\"migrations\":" << w.migrations << ",\"cpu_unbinds\":" << w.cpu_unbinds
+      << ",\"caller_moves\":" << w.caller_moves
       << ",\"stolen_items\":" << w.stolen_items << ",\"lost_races\":" << w.lost_races
       << ",\"steals_by_level\":";
   json_array(out, w.steals_by_level);
@@ -203,6 +204,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   pushes += w.pushes;
   migrations += w.migrations;
   cpu_unbinds += w.cpu_unbinds;
+  caller_moves += w.caller_moves;
   stolen_items += w.stolen_items;
   lost_races += w.lost_races;
   add_levels(steals_by_level, w.steals_by_level);

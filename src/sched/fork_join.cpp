@@ -553,6 +553,22 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   stack->owner_scope = parent_scope;
 }
 
+// A group with children running concurrently with its creator (a thief took the creator's
+// continuation, or a child suspended) queues its further children, parent-first: in a loop of
+// spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
+// continuation per child, where queued children leave the loop with the worker that runs it and
+// let the others take the children one at a time. Up to a bound: a long loop must not turn into
+// as many tasks on the heap; past it the spawn is child-first, behind the queued ones. True if the
+// child is to be queued (spawn_routed then queues it).
+constexpr std::int64_t queued_after_steal_bound = 256;
+
+[[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
+  if (w->default_queue.deque.size() >= queued_after_steal_bound) return false;
+  inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
+  rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
+  return true;
+}
+
 // Spawns with a policy hook, a trace or a work/span measurement: out of the plain path, which
 // pays one byte test for all of them. The policy decides on the child's record kept in `rec`; only
 // a child that runs child-first then takes a stack.
@@ -570,6 +586,14 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
     child->owner_scope = nullptr;
     run_child_first<watch::unhooked, false>(w, rec, child);
     return true;
+  }
+  // The plain path's rule (spawn_here) where only a probe took the spawn off it, so that a trace
+  // or a work/span measurement sees the schedule the program gets without them.
+  if (!w->rt.hooks.per_spawn() && w->replaced_queue == nullptr &&
+      g.pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec)) {
+    if (w->trace != nullptr) (void)w->trace->take_label();  // the queued task has it
+    if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);
+    return false;
   }
   const char* label = w->trace != nullptr ? w->trace->take_label() : nullptr;
   task_frame& record = record_of(rec);
@@ -597,25 +621,6 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   } else {
     run_child_first<watch::hooks, false>(w, rec, child);
   }
-  return true;
-}
-
-}  // namespace
-
-namespace {
-// A group with children running concurrently with its creator (a thief took the creator's
-// continuation, or a child suspended) queues its further children, parent-first: in a loop of
-// spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
-// continuation per child, where queued children leave the loop with the worker that runs it and
-// let the others take the children one at a time. Up to a bound: a long loop must not turn into
-// as many tasks on the heap; past it the spawn is child-first, behind the queued ones. True if the
-// child is to be queued (spawn_routed then queues it).
-constexpr std::int64_t queued_after_steal_bound = 256;
-
-[[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
-  if (w->default_queue.deque.size() >= queued_after_steal_bound) return false;
-  inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
-  rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
   return true;
 }
 

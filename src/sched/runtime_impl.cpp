@@ -371,6 +371,7 @@ locus::stats runtime_impl::stats() const {
     ws.pushes = c.pushes.get();
     ws.migrations = c.migrations.get();
     ws.cpu_unbinds = c.cpu_unbinds.get();
+    ws.caller_moves = c.caller_moves.get();
     ws.stolen_items = c.stolen_items.get();
     ws.lost_races = c.lost_races.get();
     for (const auto& x : c.steals) ws.steals_by_level.push_back(x.get());
@@ -391,8 +392,8 @@ void runtime_impl::reset_stats() noexcept {
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
     for (counter* x : {&c.spawns, &c.serial_spawns, &c.suspensions, &c.local_resumes, &c.sleeps,
-                       &c.wakeups, &c.pushes, &c.migrations, &c.cpu_unbinds, &c.stolen_items,
-                       &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+                       &c.wakeups, &c.pushes, &c.migrations, &c.cpu_unbinds, &c.caller_moves,
+                       &c.stolen_items, &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();

@@ -86,6 +86,9 @@ class runtime_impl {
   // Runs `root` to its end on the calling thread, in the seat, when the seat's own thread sleeps
   // and the caller is not a worker of any runtime; otherwise returns false, `root` untouched.
   bool run_seated(std::unique_ptr<task_base>& root, root_signal& signal);
+  // Moves a seated caller that runs on the PU of another pinned worker to the seat's PU (see
+  // seat.cpp); its own binding stays as it was.
+  void move_caller_to_seat_pu(worker& seat) noexcept;
   // Wakes the caller sitting in the seat, if one sleeps there (its root has ended).
   void wake_seated_caller() noexcept {
     if (caller_seated(seat_.load(std::memory_order_seq_cst))) wake(seat_index_);

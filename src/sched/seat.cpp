@@ -52,6 +52,29 @@ class seat_binding {
 
 }  // namespace
 
+// A caller on the PU of another pinned worker shares that PU with the worker while the seat's PU
+// idles, until the OS balances the two (at a scheduler tick, milliseconds later): a region of
+// short steps then runs on one PU. The caller is bound to the seat's PU for the moment of the
+// move, and its own binding is given back at once: the OS then leaves it where it is, beside
+// a worker that keeps its own PU busy, and the caller stays free to go where the OS sends it.
+// Not while a PU is contended (the workers then run anywhere in their place).
+void runtime_impl::move_caller_to_seat_pu(worker& seat) noexcept {
+  if (!pinned_) return;
+  const int leaf = topology.current_leaf();
+  if (leaf < 0 || leaf == seat.leaf) return;
+  bool another_workers_pu = false;
+  for (const auto& w : workers_) another_workers_pu |= w->leaf == leaf;
+  if (!another_workers_pu || any_worker_contended(clock_ns())) return;
+  cpu_set_t own;
+  if (::sched_getaffinity(0, sizeof own, &own) != 0) return;
+  const int seat_cpu = topology.os_index_of_leaf(seat.leaf);
+  if (seat_cpu < 0 || !CPU_ISSET(seat_cpu, &own)) return;  // the caller's binding keeps it away
+  if (topology.pin_current_thread(seat.leaf)) {
+    ::sched_setaffinity(0, sizeof own, &own);
+    seat.counters.caller_moves.add();
+  }
+}
+
 void runtime_impl::run_root(std::unique_ptr<task_base> root, root_signal& signal) {
   std::unique_lock<std::mutex> alone;
   if (roots_one_at_a_time_) alone = std::unique_lock(one_root_);
@@ -75,6 +98,7 @@ bool runtime_impl::run_seated(std::unique_ptr<task_base>& root, root_signal& sig
   w.running = &w.native;
   {
     const seat_binding binding(topology, w, pinned_);
+    move_caller_to_seat_pu(w);
     set_current_worker(&w);
     w.host(root.release(), signal);
     set_current_worker(nullptr);

@@ -152,6 +152,8 @@ work_item* worker::find_work() {
     } else if (rounds < yield_rounds) {
       ::sched_yield();
     } else if (rt.sleep(*this)) {
+      // A seated caller woke where the OS put it, maybe on another worker's PU.
+      if (hosting()) rt.move_caller_to_seat_pu(*this);
       rounds = 0;
     } else {
       // Nobody called: one full search (the policy's steals too), then straight back to sleep.

@@ -55,7 +55,7 @@ struct worker_counters {
   explicit worker_counters(int levels)
       : steals(levels), failed_steals(levels), stolen_items_by_level(levels) {}
   counter spawns, serial_spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
-  counter cpu_unbinds;
+  counter cpu_unbinds, caller_moves;
   counter stolen_items, lost_races;
   counter busy_ns, idle_ns, overhead_ns;
   std::vector<counter> steals;  // successful steal operations, by topology distance

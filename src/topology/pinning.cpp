@@ -1,4 +1,8 @@
 // Binding worker threads to the PUs of the real topology.
+#include <sched.h>
+
+#include <algorithm>
+
 #include "topology/impl.hpp"
 
 namespace locus::topo {
@@ -32,6 +36,20 @@ bool topology::pin_current_thread(int leaf) const {
   if (impl_->synthetic) return true;
   if (impl_->hw == nullptr) return false;
   return bind_current_thread(impl_->hw.get(), impl_->leaf_os, [leaf](int l) { return l == leaf; });
+}
+
+int topology::current_leaf() const noexcept {
+  if (impl_->synthetic) return -1;
+  const int cpu = ::sched_getcpu();
+  if (cpu < 0) return -1;
+  const auto& os = impl_->leaf_os;
+  const auto at = std::find(os.begin(), os.end(), cpu);
+  return at == os.end() ? -1 : static_cast<int>(at - os.begin());
+}
+
+int topology::os_index_of_leaf(int leaf) const {
+  leaf_node(leaf);  // range check
+  return impl_->leaf_os[static_cast<std::size_t>(leaf)];
 }
 
 bool topology::pin_current_thread_to_place(int place) const {

@@ -80,6 +80,10 @@ class topology {
   // Binds the calling thread to the PU of `leaf` (no-op when synthetic). Returns false if the OS
   // refused.
   bool pin_current_thread(int leaf) const;
+  // The leaf whose PU the calling thread runs on right now; -1 when synthetic or unknown.
+  int current_leaf() const noexcept;
+  // The OS index of the leaf's PU; -1 when synthetic.
+  int os_index_of_leaf(int leaf) const;
   // Binds the calling thread to every PU of place `place` (its NUMA node; no-op when synthetic).
   // Returns false if the OS refused.
   bool pin_current_thread_to_place(int place) const;
