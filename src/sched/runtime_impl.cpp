@@ -95,6 +95,7 @@ runtime_impl::runtime_impl(const options& opts)
       root_worker(attach_policy(*sched, topology, worker_count(settings, topology))),
       pmu(settings.pmu, worker_count(settings, topology)),
       arena_(settings.stack_size) {
+  calibrate_clock();
   const int n = worker_count(settings, topology);
   if (pmu.enabled()) pmu_opened_ = std::make_unique<std::latch>(n);
   if (settings.workspan && n != 1) {

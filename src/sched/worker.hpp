@@ -2,8 +2,6 @@
 // context that user-level threads return to.
 #pragma once
 
-#include <time.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,6 +11,7 @@
 #include "locus/detail/spawn.hpp"
 #include "locus/stats.hpp"
 #include "queue/work_queue.hpp"
+#include "sched/clock.hpp"
 #include "sched/context.hpp"
 #include "sched/cpu_contention.hpp"
 #include "sched/inbox.hpp"
@@ -32,13 +31,6 @@ class workspan_meter;
 }  // namespace locus::prof
 
 namespace locus::detail {
-
-inline std::uint64_t clock_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 // Counters written by their worker only and read by stats(): relaxed atomics so that reading
 // them concurrently is defined, with plain load+store increments (no locked instruction).
