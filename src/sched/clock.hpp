@@ -1,7 +1,7 @@
 // The scheduler's clock: CLOCK_MONOTONIC in nanoseconds, read through the time-stamp counter
-// where the kernel itself keeps time with it. Every dispatched task reads the clock about five
-// times (busy, idle and overhead accounting, the search beat), and clock_gettime took 41 ns here
-// where the counter takes 15 (a VM's vDSO): on a loop of 4 us tasks that was 2-4% of the run.
+// where the kernel itself keeps time with it. Every dispatched task reads the clock several times
+// (busy, idle and overhead accounting, the search beat), and clock_gettime through a VM's vDSO
+// costs a few times a counter read: on loops of microsecond tasks that shows in the run's time.
 #pragma once
 
 #include <atomic>
