@@ -32,9 +32,8 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
       << ",\"local_resumes\":" << w.local_resumes << ",\"sleeps\":" << w.sleeps
       << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
       << ",\"migrations\":" << w.migrations << ",\"cpu_unbinds\":" << w.cpu_unbinds
-      << ",\"caller_moves\":" << w.caller_moves
-      << ",\"stolen_items\":" << w.stolen_items << ",\"lost_races\":" << w.lost_races
-      << ",\"steals_by_level\":";
+      << ",\"caller_moves\":" << w.caller_moves << ",\"stolen_items\":" << w.stolen_items
+      << ",\"lost_races\":" << w.lost_races << ",\"steals_by_level\":";
   json_array(out, w.steals_by_level);
   out << ",\"failed_steals_by_level\":";
   json_array(out, w.failed_steals_by_level);
