@@ -109,6 +109,59 @@ counts search_taskq(const tree_params& t, const state& s, int height) {
   return r.node_total();
 }
 
+// HotSLAW's own UTS (seed 004, Table 1: 32 bytes of input, no output): a task searches one node,
+// puts a task per child and returns without waiting; the counts go to the running worker's
+// tally, summed after the top-level wait (across ranks, gathered on rank 0). No task waits for
+// another, so with a distributed queue no rank waits on another's work until the end.
+struct uts_seed_input {
+  state parent;
+  int index;  // -1: the node is `parent` itself (the root, put at the top level)
+  int height;
+};
+
+struct alignas(64) uts_tally {
+  counts c{0, 0, 0};
+};
+
+// Set before every seed-form run, identically on every rank.
+const tree_params* uts_seed_tree = nullptr;
+std::vector<uts_tally>* uts_seed_tallies = nullptr;  // one per worker of this process
+
+// Counts the node and returns its children's count (0 for a leaf).
+int uts_seed_visit(const state& s, int height) {
+  const int k = uts::num_children(*uts_seed_tree, s, height);
+  counts& mine = (*uts_seed_tallies)[static_cast<std::size_t>(locus::this_worker())].c;
+  ++mine.nodes;
+  if (k <= 0) {
+    ++mine.leaves;
+    mine.depth = std::max(mine.depth, height);
+  }
+  return k;
+}
+
+state uts_seed_node(const uts_seed_input& in) {
+  return in.index < 0 ? in.parent : uts::child_state(in.parent, in.index);
+}
+
+locus::taskq* uts_seed_queue = nullptr;
+
+void uts_seed_task(const uts_seed_input& in) {
+  const state s = uts_seed_node(in);
+  const int k = uts_seed_visit(s, in.height);
+  for (int i = 0; i < k; ++i)
+    uts_seed_queue->put(uts_seed_task, uts_seed_input{s, i, in.height + 1});
+}
+
+counts sum_tallies(const std::vector<uts_tally>& tallies) {
+  counts total{0, 0, 0};
+  for (const uts_tally& t : tallies) {
+    total.nodes += t.c.nodes;
+    total.leaves += t.c.leaves;
+    total.depth = std::max(total.depth, t.c.depth);
+  }
+  return total;
+}
+
 #if LOCUS_BENCH_MPI
 
 // Across the ranks of an MPI job: the input carries no pointer (it would mean nothing on another
@@ -137,6 +190,13 @@ counts search_taskq_mpi(const state& s, int height) {
     uts_dist_queue->put(uts_task_mpi, uts_mpi_input{s, i, height + 1}, r[i]);
   uts_dist_queue->wait();
   return r.node_total();
+}
+
+void uts_seed_task_mpi(const uts_seed_input& in) {
+  const state s = uts_seed_node(in);
+  const int k = uts_seed_visit(s, in.height);
+  for (int i = 0; i < k; ++i)
+    uts_dist_queue->put(uts_seed_task_mpi, uts_seed_input{s, i, in.height + 1});
 }
 
 #endif
@@ -242,9 +302,10 @@ counts search_omp(const tree_params* t, const state* s, int height) {
 class uts_instance final : public instance {
  public:
   uts_instance(tree_params t, counts expected, std::string source, int tao_width,
-               bool tao_synchronous)
+               bool tao_synchronous, bool taskq_seed_form)
       : tao_width_(tao_width),
         tao_synchronous_(tao_synchronous),
+        taskq_seed_form_(taskq_seed_form),
         t_(t),
         root_(uts::root_state(t.root_seed)),
         expected_(expected),
@@ -264,25 +325,56 @@ class uts_instance final : public instance {
         result_ = search_locus(t_, root_, 0);
         break;
       case impl::taskq:
-        uts_queue = &queue_;
-        result_ = search_taskq(t_, root_, 0);
+        if (taskq_seed_form_) {
+          std::vector<uts_tally> tallies(static_cast<std::size_t>(locus::num_workers()));
+          uts_seed_tree = &t_;
+          uts_seed_tallies = &tallies;
+          uts_seed_queue = &seed_queue_;
+          seed_queue_.put(uts_seed_task, uts_seed_input{root_, -1, 0});
+          seed_queue_.wait();
+          result_ = sum_tallies(tallies);
+        } else {
+          uts_queue = &queue_;
+          result_ = search_taskq(t_, root_, 0);
+        }
         break;
       case impl::tao:
         result_ = search_tao(t_, root_, tao_width_, tao_synchronous_);
         break;
 #if LOCUS_BENCH_MPI
       case impl::taskq_mpi: {
-        if (!dist_)
-          dist_ = std::make_unique<locus::dist_taskq>(
-              std::initializer_list<locus::taskq_function>{locus::task_function(uts_task_mpi)});
+        // A queue per form (collective, made at its first run): a queue with output-less
+        // functions has a thief's request wait for the victim's puts to fill its pool.
+        auto& dist = taskq_seed_form_ ? dist_seed_ : dist_join_;
+        if (!dist) {
+          dist = taskq_seed_form_ ? std::make_unique<locus::dist_taskq>(
+                                        std::initializer_list<locus::taskq_function>{
+                                            locus::task_function(uts_seed_task_mpi)})
+                                  : std::make_unique<locus::dist_taskq>(
+                                        std::initializer_list<locus::taskq_function>{
+                                            locus::task_function(uts_task_mpi)});
+        }
+        dist_ = dist.get();
         uts_dist_tree = &t_;
-        uts_dist_queue = dist_.get();
+        uts_dist_queue = dist_;
         dist_->reset_stats();
         // The root is a task: a wait at the top level is collective, so rank 0 must not search
         // (and wait) there itself.
         counts c{};
-        if (dist_->rank() == 0) dist_->put(uts_task_mpi, uts_mpi_input{root_, -1, 0}, c);
-        dist_->wait();
+        if (taskq_seed_form_) {
+          std::vector<uts_tally> tallies(static_cast<std::size_t>(locus::num_workers()));
+          uts_seed_tree = &t_;
+          uts_seed_tallies = &tallies;
+          if (dist_->rank() == 0) dist_->put(uts_seed_task_mpi, uts_seed_input{root_, -1, 0});
+          dist_->wait();
+          std::vector<uts_tally> per_rank(1);
+          per_rank[0].c = sum_tallies(tallies);
+          per_rank = dist_->gather(per_rank[0]);
+          c = sum_tallies(per_rank);
+        } else {
+          if (dist_->rank() == 0) dist_->put(uts_task_mpi, uts_mpi_input{root_, -1, 0}, c);
+          dist_->wait();
+        }
         if (dist_->rank() == 0) {
           result_ = c;
         } else {
@@ -319,13 +411,14 @@ class uts_instance final : public instance {
 
 #if LOCUS_BENCH_MPI
   std::string dist_stats_json() override {
-    return dist_ ? locus_bench::dist_stats_json(*dist_) : std::string();
+    return dist_ != nullptr ? locus_bench::dist_stats_json(*dist_) : std::string();
   }
 #endif
 
  private:
   int tao_width_;
   bool tao_synchronous_;
+  bool taskq_seed_form_;
   tree_params t_;
   state root_;
   counts expected_;
@@ -333,8 +426,10 @@ class uts_instance final : public instance {
   std::optional<counts> result_;
   bool elsewhere_ = false;  // a taskq-mpi run on a rank other than 0: the result is there
   locus::taskq queue_{locus::task_function(uts_task)};
+  locus::taskq seed_queue_{locus::task_function(uts_seed_task)};
 #if LOCUS_BENCH_MPI
-  std::unique_ptr<locus::dist_taskq> dist_;  // collective: made at the first taskq-mpi run
+  std::unique_ptr<locus::dist_taskq> dist_join_, dist_seed_;  // collective: made at first use
+  locus::dist_taskq* dist_ = nullptr;                         // the last run's
 #endif
 };
 
@@ -426,12 +521,14 @@ std::unique_ptr<instance> prepare_uts(param_values& p) {
   check_uts(p);
   const int tao_width = static_cast<int>(p.integer("tao_width"));
   const bool tao_synchronous = p.text("tao_entry") == "sync";
+  const bool taskq_seed_form = p.text("taskq_form") == "seed";
   const std::string tree = p.text("tree");
   if (tree != "custom") {
     const uts::named_tree* named = uts::find_tree(tree);
     record_tree(p, named->params);
     return std::make_unique<uts_instance>(named->params, named->expected,
-                                          std::string(named->source), tao_width, tao_synchronous);
+                                          std::string(named->source), tao_width, tao_synchronous,
+                                          taskq_seed_form);
   }
 
   tree_params t;
@@ -453,8 +550,9 @@ std::unique_ptr<instance> prepare_uts(param_values& p) {
   drop_unused(p, t);
   // The serial search is the reference for a tree nobody published.
   const counts reference = uts::search_serial(t);
-  return std::make_unique<uts_instance>(
-      t, reference, "custom tree: reference from the serial search", tao_width, tao_synchronous);
+  return std::make_unique<uts_instance>(t, reference,
+                                        "custom tree: reference from the serial search", tao_width,
+                                        tao_synchronous, taskq_seed_form);
 }
 
 }  // namespace
@@ -504,6 +602,12 @@ benchmark make_uts_benchmark() {
       "tao_entry",
       "tao only: async (workers enter an assembly as they reach it) or sync (all together)",
       {"async", "async", "async"}, {"async", "sync"}));
+  b.params.push_back(param_spec::choice(
+      "taskq_form",
+      "taskq and taskq-mpi only: seed (HotSLAW's UTS, seed 004 Table 1: a task puts its "
+      "children and does not wait, counts kept per worker) or join (a task waits for its "
+      "children and returns its subtree's counts as its output)",
+      {"seed", "seed", "seed"}, {"seed", "join"}));
   b.on_request = {impl::taskq, impl::taskq_mpi, impl::tao};
   b.check = check_uts;
   b.prepare = prepare_uts;

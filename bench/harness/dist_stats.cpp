@@ -36,6 +36,7 @@ std::string dist_stats_json(locus::dist_taskq& q) {
         .num("steals_refused", n(s.steals_refused))
         .num("tasks_sent", n(s.tasks_sent))
         .num("tasks_received", n(s.tasks_received))
+        .num("outputs_sent", n(s.outputs_sent))
         .num("bytes_sent", n(s.bytes_sent))
         .num("bytes_received", n(s.bytes_received))
         .num("idle_s", s.idle_seconds);

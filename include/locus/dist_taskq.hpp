@@ -25,6 +25,10 @@
 //    (Dijkstra-Safra termination detection). all_empty() is the non-blocking form of the same
 //    test, for HotSLAW's `while (!all_empty()) { execute() || steal(); }` loop.
 //  - Only plain puts migrate; put_after and fenced puts stay on the rank that put them.
+//  - A task without an output (`void f(const In&)`, or an output size of 0) that moved to another
+//    rank is joined by the collective top-level wait, not by its putter's join: nothing of it
+//    comes back, so the putter's rank does not wait on another rank's work (HotSLAW's UTS form:
+//    tasks that put their children and keep their counts per rank, gathered after the wait).
 //  - With more than one rank, an exception that leaves a task that came from another rank, or
 //    the top-level wait, ends the whole job (MPI_Abort) with a message naming the rank and the
 //    error: the rank that waits for that task may be elsewhere. With one rank (a program started
@@ -36,7 +40,9 @@
 // instead of the processor names MPI reports). docs/distributed.md describes the protocol.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -61,6 +67,7 @@ struct dist_rank_stats {
   std::uint64_t steals_refused = 0;    // requests it answered with none
   std::uint64_t tasks_sent = 0;        // tasks that left this rank
   std::uint64_t tasks_received = 0;    // tasks that came to it
+  std::uint64_t outputs_sent = 0;      // outputs of tasks from other ranks it sent back
   std::uint64_t bytes_sent = 0;        // task and output bytes sent
   std::uint64_t bytes_received = 0;    // task and output bytes received
   double idle_seconds = 0;             // time its waits found nothing to run
@@ -97,6 +104,19 @@ class dist_taskq {
   void reset_stats();
   // Collective: every rank's stats on rank 0 (in rank order), an empty vector elsewhere.
   std::vector<dist_rank_stats> gather_stats();
+
+  // Collective: every rank's `mine` on rank 0 (in rank order), an empty vector elsewhere. For
+  // what the ranks computed apart, e.g. the counts output-less tasks kept per rank, after the
+  // top-level wait.
+  template <class T>
+  requires std::is_trivially_copyable_v<T> std::vector<T> gather(const T& mine) {
+    const std::vector<std::byte> bytes = gather_bytes(std::as_bytes(std::span(&mine, 1)));
+    std::vector<T> all(bytes.size() / sizeof(T));
+    if (!all.empty()) std::memcpy(all.data(), bytes.data(), bytes.size());
+    return all;
+  }
+  // The same for `mine.size()` bytes from every rank (the same count everywhere).
+  std::vector<std::byte> gather_bytes(std::span<const std::byte> mine);
 
  private:
   taskq q_;

@@ -25,6 +25,12 @@ using clock = std::chrono::steady_clock;
 constexpr std::chrono::microseconds first_backoff{10};
 constexpr std::chrono::microseconds max_backoff{1000};
 
+// A request that finds fewer than half of the fill target in the pool of a rank with work waits
+// for this rank's puts to fill it, up to this long: a thief then gets a batch worth its round trip
+// rather than the one or two tasks a pool of one level's puts holds.
+constexpr std::chrono::microseconds fill_deadline{1000};
+constexpr std::size_t fill_for_half = 32;
+
 void invoke(const taskq_function& fn, void* in, void* out) {
   if (fn.thunk != nullptr) {
     fn.thunk(fn.fn, in, out);
@@ -48,7 +54,7 @@ std::string describe(std::exception_ptr error) {
   }
 }
 
-constexpr std::size_t stat_fields = 11;
+constexpr std::size_t stat_fields = 12;
 
 }  // namespace
 
@@ -56,6 +62,10 @@ dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& co
     : q_(q),
       comm_(comm),
       config_(config),
+      fill_target_(std::min(config.pool, config.chunk == 0 ? fill_for_half : 2 * config.chunk)),
+      fills_(std::any_of(q.functions.begin(), q.functions.end(),
+                         [](const taskq_function& f) { return f.out_size == 0; })),
+      prefetch_below_(std::max<std::size_t>(1, fill_target_ / 4)),
       term_(comm.rank(), comm.size()),
       rng_(static_cast<std::minstd_rand::result_type>(comm.rank()) * 7919u + 17u) {
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
@@ -93,6 +103,10 @@ void dist_engine::offer(taskq_frame& f, const taskq_function& fn, const void* in
   {
     const std::lock_guard hold(pool_lock_);
     pool_add(t);
+    if (wanted_.load(std::memory_order_relaxed) && pool_.size() >= fill_target_) {
+      wanted_.store(false, std::memory_order_relaxed);
+      comm_.poke();
+    }
   }
   f.tg.run([this, t = std::move(t)] { claim_and_run(t); }, locus::parent_first);
 }
@@ -146,6 +160,7 @@ void dist_engine::claim_and_run(const std::shared_ptr<pool_record>& t) {
 bool dist_engine::run_import() noexcept {
   if (imported_.load(std::memory_order_acquire) == 0) return false;
   std::shared_ptr<pool_record> t;
+  bool low = false;
   {
     const std::lock_guard hold(pool_lock_);
     // The newest: thieves take the oldest.
@@ -155,7 +170,11 @@ bool dist_engine::run_import() noexcept {
     t = pool_remove(std::next(it).base());
     t->st = pool_record::state::claimed;
     pool_changed();
+    low = fills_ && pool_imported_ < prefetch_below_;
   }
+  // Asks for more while the last imports run, rather than after: most tasks of a batch from a
+  // deep tree are leaves, done long before a round trip.
+  if (low) hungry();
   run_imported(*t);
   return true;
 }
@@ -181,12 +200,12 @@ void dist_engine::run_imported(pool_record& t) noexcept {
   } catch (...) {
     fail(std::current_exception());
   }
-  {
+  if (t.handle != no_result) {
     const std::lock_guard hold(results_lock_);
     results_.push_back({t.origin, t.handle, std::move(out)});
     has_results_.store(true, std::memory_order_release);
+    comm_.poke();
   }
-  comm_.poke();
   // The second of the two counts taken at import: this rank stays active until the output is
   // in the communication thread's hands.
   q_.live.end(this_thread_live_slot());
@@ -247,6 +266,7 @@ bool dist_engine::progress() {
   bool busy = receive();
   busy = send_results() || busy;
   busy = complete_sends() || busy;
+  busy = serve_deferred() || busy;
   busy = try_steal() || busy;
   busy = detect_termination() || busy;
   if (gather_ != MPI_REQUEST_NULL) {
@@ -287,7 +307,7 @@ bool dist_engine::receive() {
 void dist_engine::handle(int from, int tag, const std::vector<std::byte>& msg) {
   switch (tag) {
     case wire::steal_request:
-      serve_steal(from);
+      serve_steal(from, true);
       break;
     case wire::tasks:
       take_tasks(msg);
@@ -308,16 +328,47 @@ void dist_engine::handle(int from, int tag, const std::vector<std::byte>& msg) {
   }
 }
 
-void dist_engine::serve_steal(int thief) {
+namespace {
+
+// Never a task with an output back to the rank it came from: the two ranks then traded the same
+// tasks back and forth, each steal one task, while the joins waiting for them idled. An
+// output-less task has no join waiting for it and may go anywhere.
+bool may_go_to(const pool_record& r, int thief) noexcept {
+  return r.frame != nullptr || r.origin != thief || r.fn->out_size == 0;
+}
+
+}  // namespace
+
+std::size_t dist_engine::eligible_for(int thief) const {
+  return static_cast<std::size_t>(std::count_if(
+      pool_.begin(), pool_.end(), [thief](const auto& r) { return may_go_to(*r, thief); }));
+}
+
+bool dist_engine::serve_deferred() {
+  if (deferred_.empty()) return false;
+  if (wanted_.load(std::memory_order_relaxed) && clock::now() < deferred_until_ && !passive())
+    return false;
+  wanted_.store(false, std::memory_order_relaxed);
+  std::vector<int> thieves;
+  thieves.swap(deferred_);
+  for (const int thief : thieves) serve_steal(thief, false);
+  return true;
+}
+
+void dist_engine::serve_steal(int thief, bool may_defer) {
   std::vector<std::shared_ptr<pool_record>> taken;
   {
     const std::lock_guard hold(pool_lock_);
-    // Never a task back to the rank it came from: the two ranks then traded the same tasks back
-    // and forth, each steal one task, while the joins waiting for them idled.
+    const std::size_t have = eligible_for(thief);
+    if (may_defer && fills_ && 2 * have < fill_target_ && !passive()) {
+      if (deferred_.empty()) deferred_until_ = clock::now() + fill_deadline;
+      deferred_.push_back(thief);
+      wanted_.store(true, std::memory_order_relaxed);
+      return;
+    }
     const auto eligible = [thief](const std::shared_ptr<pool_record>& r) {
-      return r->frame != nullptr || r->origin != thief;
+      return may_go_to(*r, thief);
     };
-    const auto have = static_cast<std::size_t>(std::count_if(pool_.begin(), pool_.end(), eligible));
     const std::size_t n = config_.chunk == 0 ? (have + 1) / 2 : std::min(config_.chunk, have);
     auto at = pool_.begin();
     for (std::size_t i = 0; i < n; ++i) {
@@ -328,8 +379,11 @@ void dist_engine::serve_steal(int thief) {
       at = pool_.begin() + offset;
       t->st = pool_record::state::shipped;
       // Before the claiming task can see the record shipped (it looks under this lock), so that
-      // the frame's join, which follows that task's end, waits for the output.
-      if (t->frame != nullptr) t->frame->remote_pending.fetch_add(1, std::memory_order_relaxed);
+      // the frame's join, which follows that task's end, waits for the output. An output-less
+      // task is not waited for: nothing of it comes back, and the collective top-level wait
+      // covers it.
+      if (t->frame != nullptr && t->fn->out_size != 0)
+        t->frame->remote_pending.fetch_add(1, std::memory_order_relaxed);
       taken.push_back(std::move(t));
     }
     pool_changed();
@@ -342,6 +396,10 @@ void dist_engine::serve_steal(int thief) {
       // Passed on: its output goes straight to its origin.
       batch.add({t->index, t->origin, t->handle, input});
       ++forwarded;
+      continue;
+    }
+    if (t->fn->out_size == 0) {
+      batch.add({t->index, comm_.rank(), no_result, input});
       continue;
     }
     const std::uint64_t handle = next_handle_++;
@@ -431,6 +489,7 @@ bool dist_engine::send_results() {
     std::vector<std::byte> bytes = wire::write_result(r.handle, r.bytes);
     term_.basic_sent();
     stats_.bytes_sent.fetch_add(bytes.size(), std::memory_order_relaxed);
+    stats_.outputs_sent.fetch_add(1, std::memory_order_relaxed);
     send(r.origin, wire::result, std::move(bytes));
   }
   return !ready.empty();
@@ -459,7 +518,7 @@ std::uint64_t dist_engine::node_key() const {
 
 bool dist_engine::try_steal() {
   if (request_out_ || stopping_.load(std::memory_order_relaxed)) return false;
-  if (imported_.load(std::memory_order_relaxed) != 0) return false;
+  if (imported_.load(std::memory_order_relaxed) >= (fills_ ? prefetch_below_ : 1)) return false;
   if (clock::now() < next_steal_) return false;
   if (!hungry_.exchange(false, std::memory_order_relaxed)) return false;
   request_near_ = !near_.empty() && (far_.empty() || near_misses_ < near_.size());
@@ -526,6 +585,7 @@ dist_rank_stats dist_engine::stats() const {
   s.steals_refused = stats_.steals_refused.load(std::memory_order_relaxed);
   s.tasks_sent = stats_.tasks_sent.load(std::memory_order_relaxed);
   s.tasks_received = stats_.tasks_received.load(std::memory_order_relaxed);
+  s.outputs_sent = stats_.outputs_sent.load(std::memory_order_relaxed);
   s.bytes_sent = stats_.bytes_sent.load(std::memory_order_relaxed);
   s.bytes_received = stats_.bytes_received.load(std::memory_order_relaxed);
   s.idle_seconds = static_cast<double>(stats_.idle_ns.load(std::memory_order_relaxed)) * 1e-9;
@@ -537,40 +597,49 @@ dist_rank_stats dist_engine::stats() const {
 }
 
 void dist_engine::reset_stats() {
-  for (auto* c : {&stats_.steals_sent, &stats_.steals_sent_node, &stats_.steals_served,
-                  &stats_.steals_refused, &stats_.tasks_sent, &stats_.tasks_received,
-                  &stats_.bytes_sent, &stats_.bytes_received, &stats_.idle_ns}) {
+  for (auto* c :
+       {&stats_.steals_sent, &stats_.steals_sent_node, &stats_.steals_served,
+        &stats_.steals_refused, &stats_.tasks_sent, &stats_.tasks_received, &stats_.outputs_sent,
+        &stats_.bytes_sent, &stats_.bytes_received, &stats_.idle_ns}) {
     c->store(0, std::memory_order_relaxed);
   }
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
 }
 
-std::vector<dist_rank_stats> dist_engine::gather_stats() {
-  const dist_rank_stats mine = stats();
+std::vector<std::byte> dist_engine::gather(std::span<const std::byte> mine) {
   gathered_ = std::promise<void>();
   auto done = gathered_.get_future();
   comm_.call([&] {
-    gather_send_ = {static_cast<std::uint64_t>(mine.rank),
-                    mine.tasks,
-                    mine.steals_sent,
-                    mine.steals_served,
-                    mine.steals_refused,
-                    mine.tasks_sent,
-                    mine.tasks_received,
-                    mine.bytes_sent,
-                    mine.bytes_received,
-                    stats_.idle_ns.load(std::memory_order_relaxed),
-                    mine.steals_sent_node};
+    gather_send_.assign(mine.begin(), mine.end());
     gather_recv_.assign(
-        comm_.rank() == 0 ? stat_fields * static_cast<std::size_t>(comm_.size()) : 0, 0);
-    MPI_Igather(gather_send_.data(), static_cast<int>(stat_fields), MPI_UINT64_T,
-                gather_recv_.data(), static_cast<int>(stat_fields), MPI_UINT64_T, 0, comm_world_,
-                &gather_);
+        comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0, std::byte{0});
+    MPI_Igather(gather_send_.data(), static_cast<int>(mine.size()), MPI_BYTE, gather_recv_.data(),
+                static_cast<int>(mine.size()), MPI_BYTE, 0, comm_world_, &gather_);
   });
   done.wait();
+  return std::move(gather_recv_);
+}
+
+std::vector<dist_rank_stats> dist_engine::gather_stats() {
+  const dist_rank_stats mine = stats();
+  const std::array<std::uint64_t, stat_fields> fields{
+      static_cast<std::uint64_t>(mine.rank),
+      mine.tasks,
+      mine.steals_sent,
+      mine.steals_served,
+      mine.steals_refused,
+      mine.tasks_sent,
+      mine.tasks_received,
+      mine.bytes_sent,
+      mine.bytes_received,
+      stats_.idle_ns.load(std::memory_order_relaxed),
+      mine.steals_sent_node,
+      mine.outputs_sent};
+  const std::vector<std::byte> bytes = gather(std::as_bytes(std::span(fields)));
   std::vector<dist_rank_stats> all;
-  for (std::size_t r = 0; r * stat_fields < gather_recv_.size(); ++r) {
-    const std::uint64_t* v = gather_recv_.data() + r * stat_fields;
+  for (std::size_t at = 0; at < bytes.size(); at += sizeof fields) {
+    std::array<std::uint64_t, stat_fields> v{};
+    std::memcpy(v.data(), bytes.data() + at, sizeof v);
     dist_rank_stats s;
     s.rank = static_cast<int>(v[0]);
     s.tasks = v[1];
@@ -583,6 +652,7 @@ std::vector<dist_rank_stats> dist_engine::gather_stats() {
     s.bytes_received = v[8];
     s.idle_seconds = static_cast<double>(v[9]) * 1e-9;
     s.steals_sent_node = v[10];
+    s.outputs_sent = v[11];
     all.push_back(s);
   }
   return all;

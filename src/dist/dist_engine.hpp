@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -72,9 +73,13 @@ class dist_engine final : public taskq_remote, public comm_client {
   // Only puts no deeper than the shallowest queued record: the pool holds the biggest pieces of
   // work, and a worker that descends below them puts plainly instead of refilling the pool
   // with small tasks that it would claim back at once.
-  bool wants_offer(const taskq_frame& f) const noexcept override {
+  // While a thief waits for this rank's answer (wanted_), every output-less put is offered until
+  // the pool holds enough to answer it. (Not puts with an output: each of those that leaves
+  // makes its putter's join wait on another rank, and deep ones are small.)
+  bool wants_offer(const taskq_frame& f, std::size_t out_size) const noexcept override {
     return pool_size_.load(std::memory_order_relaxed) < config_.pool &&
-           f.depth <= shallowest_.load(std::memory_order_relaxed);
+           (f.depth <= shallowest_.load(std::memory_order_relaxed) ||
+            (out_size == 0 && wanted_.load(std::memory_order_relaxed)));
   }
   void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) override;
   void help() noexcept override;
@@ -100,6 +105,8 @@ class dist_engine final : public taskq_remote, public comm_client {
   dist_rank_stats stats() const;
   void reset_stats();
   std::vector<dist_rank_stats> gather_stats();
+  // Collective: every rank's bytes (the same count everywhere) on rank 0, in rank order.
+  std::vector<std::byte> gather(std::span<const std::byte> mine);
 
  private:
   struct outgoing {
@@ -114,13 +121,15 @@ class dist_engine final : public taskq_remote, public comm_client {
   struct counters {
     std::atomic<std::uint64_t> steals_sent{0}, steals_sent_node{0}, steals_served{0},
         steals_refused{0};
-    std::atomic<std::uint64_t> tasks_sent{0}, tasks_received{0};
+    std::atomic<std::uint64_t> tasks_sent{0}, tasks_received{0}, outputs_sent{0};
     std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
     std::atomic<std::uint64_t> idle_ns{0};
     std::atomic<std::uint64_t> puts_base{0};
   };
 
   static constexpr std::uint32_t no_record = ~std::uint32_t{0};
+  // The handle of a shipped output-less task: no output goes back for it.
+  static constexpr std::uint64_t no_result = 0;
 
   // Under pool_lock_.
   void pool_add(std::shared_ptr<pool_record> r);
@@ -134,7 +143,10 @@ class dist_engine final : public taskq_remote, public comm_client {
   // Communication thread only.
   void send(int to, int tag, std::vector<std::byte> bytes);
   void handle(int from, int tag, const std::vector<std::byte>& msg);
-  void serve_steal(int thief);
+  // Answers a steal request now, or (may_defer) defers it while the pool fills.
+  void serve_steal(int thief, bool may_defer);
+  bool serve_deferred();
+  std::size_t eligible_for(int thief) const;  // under pool_lock_
   void take_tasks(const std::vector<std::byte>& msg);
   void take_result(const std::vector<std::byte>& msg);
   bool passive() const noexcept;
@@ -163,6 +175,13 @@ class dist_engine final : public taskq_remote, public comm_client {
   std::vector<result> results_;
   std::atomic<bool> has_results_{false};
   std::atomic<bool> hungry_{false};
+  // A thief's request waits for this rank's puts to fill the pool up to fill_target_ (only in a
+  // queue with output-less functions, the puts that fill it).
+  std::atomic<bool> wanted_{false};
+  const std::size_t fill_target_;
+  const bool fills_;
+  // With fills, a rank asks for more once fewer imports than this wait (before they run out).
+  const std::size_t prefetch_below_;
   std::atomic<bool> waited_{false};  // a thread idled since the communication thread last looked
   std::atomic<std::uint64_t> entered_{0};
   std::atomic<std::uint64_t> done_{0};
@@ -187,15 +206,19 @@ class dist_engine final : public taskq_remote, public comm_client {
   std::unordered_map<std::uint64_t, std::shared_ptr<pool_record>> shipped_;
   std::uint64_t next_handle_ = 1;
   bool request_out_ = false;
+  // Requests answered once the pool holds fill_target_ records, or at the deadline with what it
+  // holds then.
+  std::vector<int> deferred_;
+  std::chrono::steady_clock::time_point deferred_until_{};
   std::chrono::steady_clock::time_point next_steal_{};
   std::chrono::microseconds backoff_{0};
   std::minstd_rand rng_;
   MPI_Request barrier_ = MPI_REQUEST_NULL;
   bool barrier_posted_ = false;
 
-  // gather_stats: posted by a worker through comm_thread::call, completed by progress().
+  // gather: posted by a worker through comm_thread::call, completed by progress().
   MPI_Request gather_ = MPI_REQUEST_NULL;
-  std::vector<std::uint64_t> gather_send_, gather_recv_;
+  std::vector<std::byte> gather_send_, gather_recv_;
   std::promise<void> gathered_;
 };
 

@@ -86,4 +86,9 @@ std::vector<dist_rank_stats> dist_taskq::gather_stats() {
   return {stats()};
 }
 
+std::vector<std::byte> dist_taskq::gather_bytes(std::span<const std::byte> mine) {
+  if (engine_) return engine_->gather(mine);
+  return {mine.begin(), mine.end()};
+}
+
 }  // namespace locus

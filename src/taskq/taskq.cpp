@@ -168,8 +168,9 @@ taskq_put_site::taskq_put_site(taskq_impl& q, task_fn fn, taskq_thunk thunk, std
   frame_ = &frame;
   frame.put_any = true;
   q.live.put(detail::this_thread_live_slot());
-  group_ =
-      frame.fences || (q.remote != nullptr && q.remote->wants_offer(frame)) ? nullptr : &frame.tg;
+  group_ = frame.fences || (q.remote != nullptr && q.remote->wants_offer(frame, out_size))
+               ? nullptr
+               : &frame.tg;
 }
 
 taskq_put_site::~taskq_put_site() {
@@ -225,7 +226,7 @@ void taskq::put(task_fn fn, const void* in, void* out) {
     frame.fences->epochs.back().push_back(q.make_held(frame, f, in, out));
     return;
   }
-  if (q.remote != nullptr && q.remote->wants_offer(frame)) {
+  if (q.remote != nullptr && q.remote->wants_offer(frame, f.out_size)) {
     q.remote->offer(frame, f, in, out);
     set_current_taskq_frame(current);
     return;

@@ -72,9 +72,9 @@ struct taskq_frame {
 class taskq_remote {
  public:
   virtual ~taskq_remote() = default;
-  // Whether the next plain put from frame f should be offered (asked on every put: must be
-  // cheap).
-  virtual bool wants_offer(const taskq_frame& f) const noexcept = 0;
+  // Whether the next plain put from frame f, of a task with an output of out_size bytes, should
+  // be offered (asked on every put: must be cheap).
+  virtual bool wants_offer(const taskq_frame& f, std::size_t out_size) const noexcept = 0;
   // Takes the put (already counted live); copies `in` before returning.
   virtual void offer(taskq_frame& f, const taskq_function& fn, const void* in, void* out) = 0;
   // Runs one task that came from another process, or idles briefly when there is none.

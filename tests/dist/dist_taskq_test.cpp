@@ -4,9 +4,11 @@
 // follow. Results are checked on the rank that put the work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -18,6 +20,8 @@
 #include "locus/dist_taskq.hpp"
 #include "locus/runtime.hpp"
 #include "saved_env.hpp"
+
+#include <unistd.h>
 
 namespace {
 
@@ -83,6 +87,169 @@ TEST(DistUts, T1) {
 }
 TEST(DistUts, T3) {
   check_tree("T3");
+}
+
+// ---- UTS in HotSLAW's form: output-less tasks, counts kept per worker ----------------------
+
+struct alignas(64) tally {
+  uts::counts c{0, 0, 0};
+};
+std::vector<tally>* tallies = nullptr;  // this rank's, one per worker
+
+void uts_seed_task(const uts_input& in) {
+  const uts::state s = in.index < 0 ? in.parent : uts::child_state(in.parent, in.index);
+  const int k = uts::num_children(*tree, s, in.height);
+  uts::counts& mine = (*tallies)[static_cast<std::size_t>(locus::this_worker())].c;
+  ++mine.nodes;
+  if (k <= 0) {
+    ++mine.leaves;
+    mine.depth = std::max(mine.depth, in.height);
+    return;
+  }
+  for (int i = 0; i < k; ++i) q->put(uts_seed_task, uts_input{s, i, in.height + 1});
+}
+
+uts::counts sum(const std::vector<tally>& all) {
+  uts::counts total{0, 0, 0};
+  for (const tally& t : all) {
+    total.nodes += t.c.nodes;
+    total.leaves += t.c.leaves;
+    total.depth = std::max(total.depth, t.c.depth);
+  }
+  return total;
+}
+
+// The counts are exact; nothing went back as an output; every task is counted on the rank that
+// ran it.
+void check_tree_seed_form(const char* name) {
+  const uts::named_tree* t = uts::find_tree(name);
+  tree = &t->params;
+  locus::dist_taskq queue{locus::task_function(uts_seed_task)};
+  q = &queue;
+  std::vector<tally> mine(static_cast<std::size_t>(locus::num_workers()));
+  tallies = &mine;
+  locus::root_exec([&] {
+    if (queue.rank() == 0)
+      queue.put(uts_seed_task, uts_input{uts::root_state(tree->root_seed), -1, 0});
+    queue.wait();
+  });
+  const tally rank_total{sum(mine)};
+  const std::vector<tally> per_rank = queue.gather(rank_total);
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  if (queue.rank() != 0) return;
+  ASSERT_EQ(static_cast<int>(per_rank.size()), queue.ranks());
+  EXPECT_EQ(sum(per_rank), t->expected) << name << ": " << uts::to_string(sum(per_rank));
+  for (const auto& s : all) {
+    EXPECT_EQ(s.outputs_sent, 0u) << "rank " << s.rank;
+    EXPECT_EQ(s.tasks, per_rank[static_cast<std::size_t>(s.rank)].c.nodes) << "rank " << s.rank;
+  }
+}
+
+TEST(DistUtsSeedForm, S1) {
+  check_tree_seed_form("S1");
+}
+TEST(DistUtsSeedForm, T3) {
+  check_tree_seed_form("T3");
+}
+
+// A thief's request that finds the pool nearly empty waits while the victim's puts fill it, so
+// that a steal on a deep, narrow tree (T3: most pending work is one level's few siblings) moves a
+// batch, not one or two tasks.
+TEST(DistUtsSeedForm, StealsOnTheDeepTreeMoveBatches) {
+  const uts::named_tree* t = uts::find_tree("T3");
+  tree = &t->params;
+  locus::dist_taskq queue{locus::task_function(uts_seed_task)};
+  q = &queue;
+  std::vector<tally> mine(static_cast<std::size_t>(locus::num_workers()));
+  tallies = &mine;
+  locus::root_exec([&] {
+    if (queue.rank() == 0)
+      queue.put(uts_seed_task, uts_input{uts::root_state(tree->root_seed), -1, 0});
+    queue.wait();
+  });
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  if (queue.rank() != 0 || queue.ranks() != 2) return;
+  std::uint64_t served = 0, moved = 0;
+  for (const auto& s : all) {
+    served += s.steals_served;
+    moved += s.tasks_sent;
+  }
+  ASSERT_GT(served, 0u);
+  EXPECT_GE(static_cast<double>(moved) / static_cast<double>(served), 4.0)
+      << moved << " tasks in " << served << " steals";
+}
+
+// ---- an output-less task that moved is joined by the top-level wait, not by its putter -------
+
+struct detached_input {
+  int job;          // rank 0's process id: names this job's marker file
+  int parent_rank;  // where the putter runs
+};
+
+std::string marker_path(int job) {
+  return "/tmp/locus_dist_join_" + std::to_string(job);
+}
+
+int detached_ran = 0;       // children run on this rank
+int detached_away = 0;      // of them, away from their putter's rank
+int detached_saw_join = 0;  // of those, the ones that saw the putter's join return
+
+// On another rank than its putter's, the child waits for the marker the putter writes once its
+// wait has returned: a putter whose join waited for this child would never write it (the child
+// gives up after 30 s, and the test fails).
+void detached_child(const detached_input& in) {
+  ++detached_ran;
+  if (q->rank() == in.parent_rank) {
+    // Leaves the other children queued long enough for the other ranks to steal them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return;
+  }
+  ++detached_away;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (FILE* f = std::fopen(marker_path(in.job).c_str(), "r"); f != nullptr) {
+      std::fclose(f);
+      ++detached_saw_join;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void detached_parent(const detached_input& in) {
+  const detached_input mine{in.job, q->rank()};
+  for (int i = 0; i < 8; ++i) q->put(detached_child, mine);
+  q->wait();
+  if (FILE* f = std::fopen(marker_path(in.job).c_str(), "w"); f != nullptr) std::fclose(f);
+}
+
+TEST(DistJoin, AnOutputLessTaskThatMovedIsNotWaitedForByItsPutter) {
+  locus::dist_taskq queue{locus::task_function(detached_parent),
+                          locus::task_function(detached_child)};
+  q = &queue;
+  detached_ran = 0;
+  detached_away = 0;
+  detached_saw_join = 0;
+  const int job = static_cast<int>(::getpid());
+  locus::root_exec([&] {
+    if (queue.rank() == 0) queue.put(detached_parent, detached_input{job, 0});
+    queue.wait();
+  });
+  const std::array<int, 3> mine{detached_ran, detached_away, detached_saw_join};
+  const std::vector<std::array<int, 3>> all = queue.gather(mine);
+  if (queue.rank() != 0) return;
+  std::remove(marker_path(job).c_str());
+  int ran = 0, away = 0, saw = 0;
+  for (const auto& r : all) {
+    ran += r[0];
+    away += r[1];
+    saw += r[2];
+  }
+  EXPECT_EQ(ran, 8);
+  EXPECT_EQ(saw, away) << "a putter's join waited for an output-less child on another rank";
+  if (queue.ranks() > 1) {
+    EXPECT_GT(away, 0) << "no child moved to another rank";
+  }
 }
 
 // ---- fib and nqueens -----------------------------------------------------------------------
