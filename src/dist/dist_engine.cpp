@@ -29,7 +29,7 @@ constexpr std::chrono::microseconds max_backoff{1000};
 // for this rank's puts to fill it, up to this long: a thief then gets a batch worth its round trip
 // rather than the one or two tasks a pool of one level's puts holds.
 constexpr std::chrono::microseconds fill_deadline{1000};
-constexpr std::size_t fill_for_half = 32;
+constexpr std::size_t fill_for_half = 128;
 
 void invoke(const taskq_function& fn, void* in, void* out) {
   if (fn.thunk != nullptr) {
