@@ -65,7 +65,7 @@ dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& co
       fill_target_(std::min(config.pool, config.chunk == 0 ? fill_for_half : 2 * config.chunk)),
       fills_(std::any_of(q.functions.begin(), q.functions.end(),
                          [](const taskq_function& f) { return f.out_size == 0; })),
-      prefetch_below_(std::max<std::size_t>(1, fill_target_ / 4)),
+      prefetch_below_(std::max<std::size_t>(1, fill_target_ / 2)),
       term_(comm.rank(), comm.size()),
       rng_(static_cast<std::minstd_rand::result_type>(comm.rank()) * 7919u + 17u) {
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
