@@ -3,14 +3,16 @@
 // communication thread's side of the steal protocol and of termination detection.
 //
 // Which tasks migrate: a put finds room in the pool (LOCUS_DIST_POOL tasks) and comes from a task
-// no deeper than the shallowest one already there, and is offered: its input is copied into a
-// record kept in the pool, and a small task that claims the record is queued parent-first in the
-// putter's group. Whoever comes first takes the record: a local worker running the claiming task
-// runs the task there; the communication thread answering a thief ships it (only queued, never
-// started tasks move). Other puts are the plain taskq's. The putter's join waits for shipped
-// tasks through its frame's remote_pending, which an arriving output decrements. Tasks that came
-// from other ranks wait in the same pool, as the shallowest of all, until a waiting thread of
-// this rank runs them or a thief takes them on (their outputs still go straight to their origin).
+// no deeper than the shallowest one already there (or, while a thief's request waits for the
+// pool to fill, has no output), and is offered: its input is copied into a record kept in the
+// pool, and a small task that claims the record is queued parent-first in the putter's group.
+// Whoever comes first takes the record: a local worker running the claiming task runs the task
+// there; the communication thread answering a thief ships it (only queued, never started tasks
+// move). Other puts are the plain taskq's. The putter's join waits for shipped tasks with an
+// output through its frame's remote_pending, which an arriving output decrements; shipped
+// output-less tasks are left to the collective top-level wait. Tasks that came from other ranks
+// wait in the same pool, as the shallowest of all, until a waiting thread of this rank runs them
+// or a thief takes them on (their outputs still go straight to their origin).
 //
 // Threads: the pool is shared under a lock; everything about MPI belongs to the communication
 // thread (comm_thread.hpp).
