@@ -301,7 +301,7 @@ TEST(BenchUts, SmallNamedTreesAndCustomTree) {
   auto inst = b->prepare(p);
   EXPECT_EQ(p.to_json(),
             R"({"tree":"custom","type":"bin","b0":50,"q":0.2,"m":4,"r":0,"tao_width":2,)"
-            R"("tao_entry":"async"})");
+            R"("tao_entry":"async","taskq_form":"seed"})");
   const auto where = make_serial_region();
   where->execute([&] { inst->run({impl::serial, 1}); });
   EXPECT_TRUE(inst->verify().ok) << inst->verify().message;
@@ -310,7 +310,7 @@ TEST(BenchUts, SmallNamedTreesAndCustomTree) {
   param_values t1 = b->defaults(size_class::medium);
   b->prepare(t1);
   EXPECT_EQ(t1.to_json(), R"({"tree":"T1","type":"geo","b0":4,"d":10,"shape":"fixed","r":19,)"
-                          R"("tao_width":2,"tao_entry":"async"})");
+                          R"("tao_width":2,"tao_entry":"async","taskq_form":"seed"})");
   param_values bad = b->defaults(size_class::medium);
   bad.set("b0", "5", param_spec::kind::real, true);
   EXPECT_THROW(b->prepare(bad), usage_error);
