@@ -47,12 +47,7 @@ class child_results {
   // After the join: the node itself plus its children's subtrees.
   counts node_total() noexcept {
     counts total{1, 0, 0};
-    for (int i = 0; i < k_; ++i) {
-      const counts& c = (*this)[i];
-      total.nodes += c.nodes;
-      total.leaves += c.leaves;
-      total.depth = std::max(total.depth, c.depth);
-    }
+    for (int i = 0; i < k_; ++i) total += (*this)[i];
     return total;
   }
 
@@ -119,6 +114,8 @@ struct uts_seed_input {
   int height;
 };
 
+// One worker's counts (the seed form's and the assemblies'), on a cache line of its own: only that
+// worker writes it.
 struct alignas(64) uts_tally {
   counts c{0, 0, 0};
 };
@@ -130,12 +127,7 @@ std::vector<uts_tally>* uts_seed_tallies = nullptr;  // one per worker of this p
 // Counts the node and returns its children's count (0 for a leaf).
 int uts_seed_visit(const state& s, int height) {
   const int k = uts::num_children(*uts_seed_tree, s, height);
-  counts& mine = (*uts_seed_tallies)[static_cast<std::size_t>(locus::this_worker())].c;
-  ++mine.nodes;
-  if (k <= 0) {
-    ++mine.leaves;
-    mine.depth = std::max(mine.depth, height);
-  }
+  (*uts_seed_tallies)[static_cast<std::size_t>(locus::this_worker())].c.count_node(k, height);
   return k;
 }
 
@@ -154,11 +146,7 @@ void uts_seed_task(const uts_seed_input& in) {
 
 counts sum_tallies(const std::vector<uts_tally>& tallies) {
   counts total{0, 0, 0};
-  for (const uts_tally& t : tallies) {
-    total.nodes += t.c.nodes;
-    total.leaves += t.c.leaves;
-    total.depth = std::max(total.depth, t.c.depth);
-  }
+  for (const uts_tally& t : tallies) total += t.c;
   return total;
 }
 
@@ -208,13 +196,10 @@ void uts_seed_task_mpi(const uts_seed_input& in) {
 // one task group for the whole search. Counts go to per-worker slots, which only that worker's
 // members write.
 struct tao_search {
-  struct alignas(64) slot {
-    counts c{0, 0, 0};
-  };
   const tree_params& t;
   int width;
   locus::assembly_entry entry;
-  std::vector<slot> per_worker;
+  std::vector<uts_tally> per_worker;
   locus::task_group all;
 };
 
@@ -228,13 +213,9 @@ class uts_children final : public locus::assembly {
     for (int i = index; i < k_; i += width()) {
       const state child = uts::child_state(parent_, i);
       const int k = uts::num_children(s_.t, child, height_ + 1);
-      ++mine.nodes;
-      if (k <= 0) {
-        ++mine.leaves;
-        mine.depth = std::max(mine.depth, height_ + 1);
-      } else {
+      mine.count_node(k, height_ + 1);
+      if (k > 0)
         locus::run_assembly(s_.all, std::make_unique<uts_children>(s_, child, k, height_ + 1));
-      }
     }
   }
 
@@ -249,18 +230,14 @@ counts search_tao(const tree_params& t, const state& root, int width, bool synch
       t,
       std::min(width, locus::num_workers()),
       synchronous ? locus::assembly_entry::synchronous : locus::assembly_entry::asynchronous,
-      std::vector<tao_search::slot>(static_cast<std::size_t>(locus::num_workers())),
+      std::vector<uts_tally>(static_cast<std::size_t>(locus::num_workers())),
       {}};
   const int k = uts::num_children(t, root, 0);
   if (k <= 0) return {1, 1, 0};
   locus::run_assembly(s.all, std::make_unique<uts_children>(s, root, k, 0));
   s.all.wait();
   counts total{1, 0, 0};
-  for (const auto& w : s.per_worker) {
-    total.nodes += w.c.nodes;
-    total.leaves += w.c.leaves;
-    total.depth = std::max(total.depth, w.c.depth);
-  }
+  for (const auto& w : s.per_worker) total += w.c;
   return total;
 }
 
@@ -367,10 +344,7 @@ class uts_instance final : public instance {
           uts_seed_tallies = &tallies;
           if (dist_->rank() == 0) dist_->put(uts_seed_task_mpi, uts_seed_input{root_, -1, 0});
           dist_->wait();
-          std::vector<uts_tally> per_rank(1);
-          per_rank[0].c = sum_tallies(tallies);
-          per_rank = dist_->gather(per_rank[0]);
-          c = sum_tallies(per_rank);
+          c = sum_tallies(dist_->gather(uts_tally{sum_tallies(tallies)}));
         } else {
           if (dist_->rank() == 0) dist_->put(uts_task_mpi, uts_mpi_input{root_, -1, 0}, c);
           dist_->wait();

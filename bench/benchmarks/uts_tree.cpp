@@ -184,10 +184,7 @@ counts search_serial(const tree_params& t, const state& s, int height) {
   if (k <= 0) return {1, 1, height};
   counts c{1, 0, height};
   for (int i = 0; i < k; ++i) {
-    const counts sub = search_serial(t, child_state(s, i), height + 1);
-    c.nodes += sub.nodes;
-    c.leaves += sub.leaves;
-    c.depth = std::max(c.depth, sub.depth);
+    c += search_serial(t, child_state(s, i), height + 1);
   }
   return c;
 }

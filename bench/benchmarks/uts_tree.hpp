@@ -48,6 +48,21 @@ struct counts {
   std::uint64_t leaves = 0;
   int depth = 0;
   bool operator==(const counts&) const = default;
+  // Adds a subtree's (or another worker's) counts: the deeper depth of the two.
+  counts& operator+=(const counts& other) noexcept {
+    nodes += other.nodes;
+    leaves += other.leaves;
+    depth = depth > other.depth ? depth : other.depth;
+    return *this;
+  }
+  // Counts one node at `height` that has k children (a leaf when k <= 0).
+  void count_node(int k, int height) noexcept {
+    ++nodes;
+    if (k <= 0) {
+      ++leaves;
+      if (height > depth) depth = height;
+    }
+  }
 };
 
 std::string to_string(const counts& c);  // "nodes=4130071 leaves=3305118 depth=10"

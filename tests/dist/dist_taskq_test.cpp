@@ -4,7 +4,6 @@
 // follow. Results are checked on the rank that put the work.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -53,11 +52,7 @@ uts::counts search(const uts::state& s, int height) {
   for (int i = 0; i < k; ++i) q->put(uts_task, uts_input{s, i, height + 1}, r[i]);
   q->wait();
   uts::counts total{1, 0, 0};
-  for (const auto& c : r) {
-    total.nodes += c.nodes;
-    total.leaves += c.leaves;
-    total.depth = std::max(total.depth, c.depth);
-  }
+  for (const auto& c : r) total += c;
   return total;
 }
 
@@ -99,31 +94,24 @@ std::vector<tally>* tallies = nullptr;  // this rank's, one per worker
 void uts_seed_task(const uts_input& in) {
   const uts::state s = in.index < 0 ? in.parent : uts::child_state(in.parent, in.index);
   const int k = uts::num_children(*tree, s, in.height);
-  uts::counts& mine = (*tallies)[static_cast<std::size_t>(locus::this_worker())].c;
-  ++mine.nodes;
-  if (k <= 0) {
-    ++mine.leaves;
-    mine.depth = std::max(mine.depth, in.height);
-    return;
-  }
+  (*tallies)[static_cast<std::size_t>(locus::this_worker())].c.count_node(k, in.height);
   for (int i = 0; i < k; ++i) q->put(uts_seed_task, uts_input{s, i, in.height + 1});
 }
 
 uts::counts sum(const std::vector<tally>& all) {
   uts::counts total{0, 0, 0};
-  for (const tally& t : all) {
-    total.nodes += t.c.nodes;
-    total.leaves += t.c.leaves;
-    total.depth = std::max(total.depth, t.c.depth);
-  }
+  for (const tally& t : all) total += t.c;
   return total;
 }
 
-// The counts are exact; nothing went back as an output; every task is counted on the rank that
-// ran it.
-void check_tree_seed_form(const char* name) {
-  const uts::named_tree* t = uts::find_tree(name);
-  tree = &t->params;
+// One search of a named tree in the seed's form: every rank's tally and counters, on rank 0.
+struct seed_form_run {
+  std::vector<tally> per_rank;
+  std::vector<locus::dist_rank_stats> stats;
+};
+
+seed_form_run run_seed_form(const uts::named_tree& t) {
+  tree = &t.params;
   locus::dist_taskq queue{locus::task_function(uts_seed_task)};
   q = &queue;
   std::vector<tally> mine(static_cast<std::size_t>(locus::num_workers()));
@@ -133,15 +121,23 @@ void check_tree_seed_form(const char* name) {
       queue.put(uts_seed_task, uts_input{uts::root_state(tree->root_seed), -1, 0});
     queue.wait();
   });
-  const tally rank_total{sum(mine)};
-  const std::vector<tally> per_rank = queue.gather(rank_total);
-  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
-  if (queue.rank() != 0) return;
-  ASSERT_EQ(static_cast<int>(per_rank.size()), queue.ranks());
-  EXPECT_EQ(sum(per_rank), t->expected) << name << ": " << uts::to_string(sum(per_rank));
-  for (const auto& s : all) {
+  seed_form_run run;
+  run.per_rank = queue.gather(tally{sum(mine)});
+  run.stats = queue.gather_stats();
+  return run;
+}
+
+// The counts are exact; nothing went back as an output; every task is counted on the rank that
+// ran it.
+void check_tree_seed_form(const char* name) {
+  const uts::named_tree* t = uts::find_tree(name);
+  const seed_form_run run = run_seed_form(*t);
+  if (run.stats.empty()) return;  // not rank 0
+  ASSERT_EQ(run.per_rank.size(), run.stats.size());
+  EXPECT_EQ(sum(run.per_rank), t->expected) << name << ": " << uts::to_string(sum(run.per_rank));
+  for (const auto& s : run.stats) {
     EXPECT_EQ(s.outputs_sent, 0u) << "rank " << s.rank;
-    EXPECT_EQ(s.tasks, per_rank[static_cast<std::size_t>(s.rank)].c.nodes) << "rank " << s.rank;
+    EXPECT_EQ(s.tasks, run.per_rank[static_cast<std::size_t>(s.rank)].c.nodes) << "rank " << s.rank;
   }
 }
 
@@ -156,21 +152,10 @@ TEST(DistUtsSeedForm, T3) {
 // that a steal on a deep, narrow tree (T3: most pending work is one level's few siblings) moves a
 // batch, not one or two tasks.
 TEST(DistUtsSeedForm, StealsOnTheDeepTreeMoveBatches) {
-  const uts::named_tree* t = uts::find_tree("T3");
-  tree = &t->params;
-  locus::dist_taskq queue{locus::task_function(uts_seed_task)};
-  q = &queue;
-  std::vector<tally> mine(static_cast<std::size_t>(locus::num_workers()));
-  tallies = &mine;
-  locus::root_exec([&] {
-    if (queue.rank() == 0)
-      queue.put(uts_seed_task, uts_input{uts::root_state(tree->root_seed), -1, 0});
-    queue.wait();
-  });
-  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
-  if (queue.rank() != 0 || queue.ranks() != 2) return;
+  const seed_form_run run = run_seed_form(*uts::find_tree("T3"));
+  if (run.stats.size() != 2) return;  // not rank 0, or not 2 ranks
   std::uint64_t served = 0, moved = 0;
-  for (const auto& s : all) {
+  for (const auto& s : run.stats) {
     served += s.steals_served;
     moved += s.tasks_sent;
   }
