@@ -2,6 +2,7 @@
 // it runs them itself (group_state::unsettled), and the memory those tasks come from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "locus/locus.hpp"
+#include "mem/task_memory.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -57,14 +59,37 @@ void queued_children_taken_by_a_thief(const char* sched, bool thief_late) {
   EXPECT_GE(by_thief, 1);
 }
 
+// ws and numa-ws have a group-end hook, hws none: all three count without the atomic.
 TEST(QueuedJoin, ChildrenAThiefRanBeforeTheWaitAreJoined) {
-  queued_children_taken_by_a_thief("ws", false);
-  queued_children_taken_by_a_thief("hws", false);
+  for (const char* sched : {"ws", "numa-ws", "hws"}) queued_children_taken_by_a_thief(sched, false);
 }
 
 TEST(QueuedJoin, ChildrenAThiefRunsAfterTheWaitCountedThemAreJoined) {
-  queued_children_taken_by_a_thief("ws", true);
-  queued_children_taken_by_a_thief("hws", true);
+  for (const char* sched : {"ws", "numa-ws", "hws"}) queued_children_taken_by_a_thief(sched, true);
+}
+
+// Children counted only in `unsettled` keep wait() and the group's destructor off their fast
+// paths, which look at nothing else of the kind.
+TEST(QueuedJoin, OnlyUnsettledChildrenAreStillJoined) {
+  for (const char* sched : {"ws", "numa-ws", "hws"}) {
+    locus::runtime rt{locus::options{.sched = sched, .workers = 1}};
+    int by_wait = 0, by_destructor = 0;
+    rt.exec([&] {
+      {
+        locus::task_group tg;
+        for (int i = 0; i < 10; ++i) tg.run([&] { ++by_wait; }, locus::parent_first);
+        EXPECT_EQ(by_wait, 0) << sched;
+        tg.wait();
+        EXPECT_EQ(by_wait, 10) << sched;
+      }
+      {
+        locus::task_group tg;
+        for (int i = 0; i < 10; ++i) tg.run([&] { ++by_destructor; }, locus::parent_first);
+        EXPECT_EQ(by_destructor, 0) << sched;
+      }
+      EXPECT_EQ(by_destructor, 10) << sched;
+    });
+  }
 }
 
 // A group that is not on its creator's stack is counted with the atomic.
@@ -148,6 +173,60 @@ TEST(TaskMemory, TaskFreedOnAThreadIsReusedThere) {
   });
   ASSERT_EQ(seen.size(), 4u);
   for (const auto at : seen) EXPECT_EQ(at, seen.front());
+}
+
+// Blocks freed on a thread beyond what it keeps go to the shared depot a chain at a time, and a
+// thread whose lists are empty takes a whole chain from there: the one that queues a stolen
+// loop's tasks gets back the blocks the thief freed, without the C library.
+TEST(TaskMemory, BlocksFreedBeyondAThreadsBoundReachAnotherThread) {
+#if defined(LOCUS_ASAN) || defined(LOCUS_TSAN)
+  GTEST_SKIP() << "sanitizer builds take every task from the C library";
+#endif
+  using locus::detail::task_blocks_kept_per_thread, locus::detail::task_depot_chain_length,
+      locus::detail::task_depot_max_chains;
+  struct block_task final : locus::detail::task_base {
+    void execute() override {}
+  };
+  constexpr std::size_t chains = 12;
+  constexpr std::size_t made = task_blocks_kept_per_thread + chains * task_depot_chain_length;
+  const std::size_t before = locus::detail::task_depot_chains(sizeof(block_task));
+  const std::size_t accepted = std::min(chains, task_depot_max_chains - before);
+  if (accepted == 0) GTEST_SKIP() << "the depot is full already";
+
+  std::vector<std::unique_ptr<block_task>> tasks;
+  std::thread maker([&] {
+    for (std::size_t i = 0; i < made; ++i) tasks.push_back(std::make_unique<block_task>());
+  });
+  maker.join();
+  std::vector<std::uintptr_t> freed;
+  std::thread freer([&] {
+    for (auto& t : tasks) {
+      freed.push_back(reinterpret_cast<std::uintptr_t>(t.get()));
+      t.reset();
+    }
+  });
+  freer.join();
+  EXPECT_EQ(locus::detail::task_depot_chains(sizeof(block_task)), before + accepted);
+
+  std::vector<std::uintptr_t> reused;
+  std::thread taker([&] {
+    std::vector<std::unique_ptr<block_task>> again;
+    for (std::size_t i = 0; i < task_depot_chain_length; ++i) {
+      again.push_back(std::make_unique<block_task>());
+      reused.push_back(reinterpret_cast<std::uintptr_t>(again.back().get()));
+    }
+  });
+  taker.join();
+  EXPECT_EQ(locus::detail::task_depot_chains(sizeof(block_task)), before + accepted - 1);
+  // The taker got the last chain the depot accepted, block for block.
+  const auto first =
+      freed.begin() + static_cast<std::ptrdiff_t>(task_blocks_kept_per_thread +
+                                                  (accepted - 1) * task_depot_chain_length);
+  std::vector<std::uintptr_t> last_chain(
+      first, first + static_cast<std::ptrdiff_t>(task_depot_chain_length));
+  std::sort(last_chain.begin(), last_chain.end());
+  std::sort(reused.begin(), reused.end());
+  EXPECT_EQ(reused, last_chain);
 }
 
 TEST(TaskMemory, OverAlignedAndLargeClosures) {

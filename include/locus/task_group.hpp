@@ -51,7 +51,7 @@ class task_group {
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;
   ~task_group() {
-    if (state_.begun.load(std::memory_order_relaxed) ||
+    if (state_.begun.load(std::memory_order_relaxed) || state_.unsettled != 0 ||
         state_.pending.load(std::memory_order_relaxed) != 0) {
       detail::wait_noexcept(state_);
     }
@@ -101,7 +101,7 @@ class task_group {
   task_group_status wait() {
     // Fast path: no child ran concurrently (or all are done), nothing failed, no policy hook,
     // no cancellation anywhere.
-    if (state_.pending.load(std::memory_order_acquire) == 0 &&
+    if (state_.pending.load(std::memory_order_acquire) == 0 && state_.unsettled == 0 &&
         !state_.begun.load(std::memory_order_relaxed) &&
         !state_.failed.load(std::memory_order_relaxed) && !detail::any_group_canceling()) {
       // A reused group decides about hooks again, by its creator's record then. Tested before

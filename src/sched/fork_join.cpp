@@ -63,8 +63,7 @@ bool stack_has_room(const worker* w) noexcept {
 // child of an unhooked group (task_frame::children_unhooked), only the look at the lane.
 enum class watch : std::uint8_t { none, hooks, unhooked };
 
-// Policies with group hooks mark a group as begun at its first spawn; without them, only a
-// creator counting its queued children (group_state::unsettled) does. Unmarked groups join inline.
+// Policies with group-begin or group-wait hooks mark a group as begun at its first spawn.
 [[gnu::noinline]] void begin_group(worker& w, group_state& g) {
   g.begun.store(true, std::memory_order_relaxed);
   if (w.rt.learner) w.rt.learner->group_begins(w, g);
@@ -124,11 +123,9 @@ bool skip_canceled(worker& w, const group_state* g) noexcept {
 [[gnu::always_inline]] inline void queue_locally(worker& w, group_state& g, task_base* task) {
   task->group = &g;
   task->origin = w.index;
-  // Not under a policy with group hooks: it reads `begun` as its own.
-  if (!w.rt.hooks.begins_groups() && !w.rt.hooks.group_end && on_running_stack(w, g)) {
+  if (!w.rt.hooks.begins_groups() && on_running_stack(w, g)) {
     task->unsettled = true;
     ++g.unsettled;
-    g.begun.store(true, std::memory_order_relaxed);
   } else {
     g.pending.fetch_add(1, std::memory_order_relaxed);
   }

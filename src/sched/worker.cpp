@@ -71,12 +71,14 @@ counter& worker::phase_counter(phase p) noexcept {
   return counters.overhead_ns;
 }
 
+// The clock is read three times per dispatched item (at the search round that finds it, when it
+// starts running and when it gives control back): idle time begins at the first round of a
+// search, and the round that finds work counts as overhead, as does what follows a return.
 void worker::main_loop() {
-  enter_phase(phase::idle, clock_ns());
-  while (work_item* item = find_work()) {
-    enter_phase(phase::overhead, clock_ns());
+  std::uint64_t found_at = 0;
+  while (work_item* item = find_work(found_at)) {
+    enter_phase(phase::overhead, found_at);
     dispatch(item);
-    enter_phase(phase::idle, clock_ns());
   }
   enter_phase(phase::overhead, clock_ns());
 }
@@ -103,17 +105,23 @@ void worker::follow_cpu_contention(std::uint64_t now) noexcept {
   if (contended) counters.cpu_unbinds.add();
 }
 
-work_item* worker::find_work() {
+work_item* worker::find_work(std::uint64_t& found_at) {
   // A seated caller's thread is the user's: it is never bound.
   if (cpu_watch.watching() && guest_ == nullptr) [[unlikely]]
     follow_cpu_contention(clock_ns());
   unsigned rounds = 0;
+  bool searching = false;
   while (!rt.stopping() && !guest_done()) {
     if (rt.seat_wanted_of(*this) && guest_ == nullptr) [[unlikely]] {
       rounds = rt.give_up_seat(*this) ? 0 : yield_rounds - 1;
       continue;
     }
-    search_beat_ns.store(clock_ns(), std::memory_order_relaxed);
+    found_at = clock_ns();
+    search_beat_ns.store(found_at, std::memory_order_relaxed);
+    if (!searching) {
+      enter_phase(phase::idle, found_at);
+      searching = true;
+    }
     if (work_item* first = mail.take(lane::first)) {
       if (trace != nullptr) {
         if (const int from = origin_of(first); from >= 0) trace->migrated_from(from);

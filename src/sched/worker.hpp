@@ -164,7 +164,8 @@ class alignas(64) worker {
 
  private:
   const root_signal* guest_ = nullptr;  // the seated caller's root
-  work_item* find_work();
+  // Sets found_at to the clock at the start of the search round that found the item.
+  work_item* find_work(std::uint64_t& found_at);
   void follow_cpu_contention(std::uint64_t now) noexcept;
   ult::stack* acquire_stack_or_die() noexcept;
   // Runs `item` and whatever running it hands back.

@@ -168,10 +168,12 @@ struct resume_item final : work_item {
 // the parent: continuations taken by another worker and queued tasks. A child that ran serially
 // before its parent's continuation is never counted.
 //
-// Under a scheduler without group hooks, tasks queued by code running on the stack that holds
-// the group (its creator, or children the creator runs there) are counted in `unsettled`
-// instead, without an atomic, and mark the group `begun` so that wait() takes its slow path:
-// most of them are popped and run by the creator's own wait, which just counts them down again.
+// Under a scheduler without group-begin or group-wait hooks, tasks queued by code running on the
+// stack that holds the group (its creator, or children the creator runs there) are counted in
+// `unsettled` instead, without an atomic (a spawner's read-modify-write would pull the counter's
+// line from the thief that just counted a child down), and wait() takes its slow path while any
+// are left: most of them are popped and run by the creator's own wait, which just counts them
+// down again.
 // Whoever else runs one decrements `pending`, which may go negative; the creator's wait adds what
 // is left of `unsettled` to `pending` before it looks at `pending` or parks.
 struct group_state {
@@ -186,9 +188,9 @@ struct group_state {
   double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
-  // The policy's group-begin hook has run, or (see above) `unsettled` counts tasks: wait() must
-  // not take its fast path. Atomic only because children may spawn into the group while its
-  // creator marks it.
+  // The policy's group-begin hook has run, or the join is one that group_end or the work/span
+  // meter must see (a continuation was taken): wait() must not take its fast path. Atomic only
+  // because children may spawn into the group while its creator marks it.
   std::atomic<bool> begun{false};
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
