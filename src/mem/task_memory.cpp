@@ -9,14 +9,14 @@
 // the second back to the first a chain at a time, one lock per chain, instead of through the C
 // library block by block. Sanitizer builds use the C library directly, so that a task used
 // after its end is still caught.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <new>
-#include <thread>
 #include <utility>
 
 #include "mem/task_memory.hpp"
+#include "sched/spin_lock.hpp"
 
 #include "locus/detail/spawn.hpp"
 
@@ -54,42 +54,31 @@ class depot {
  public:
   // False (the chain stays the caller's) when the class holds enough chains already.
   bool put(std::size_t c, free_block* chain) noexcept {
-    lock();
-    const bool room = count_[c] < depot_chains_per_class;
-    if (room) {
-      chain->next_chain = chains_[c];
-      chains_[c] = chain;
-      ++count_[c];
-    }
-    unlock();
-    return room;
+    const std::lock_guard hold(lock_);
+    if (count_[c] == depot_chains_per_class) return false;
+    chain->next_chain = chains_[c];
+    chains_[c] = chain;
+    ++count_[c];
+    return true;
   }
 
   std::size_t chains(std::size_t c) noexcept {
-    lock();
-    const std::size_t n = count_[c];
-    unlock();
-    return n;
+    const std::lock_guard hold(lock_);
+    return count_[c];
   }
 
   free_block* take(std::size_t c) noexcept {
-    lock();
+    const std::lock_guard hold(lock_);
     free_block* chain = chains_[c];
     if (chain != nullptr) {
       chains_[c] = chain->next_chain;
       --count_[c];
     }
-    unlock();
     return chain;
   }
 
  private:
-  void lock() noexcept {
-    while (locked_.exchange(true, std::memory_order_acquire)) std::this_thread::yield();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
-  std::atomic<bool> locked_{false};
+  spin_lock lock_;
   free_block* chains_[classes] = {};
   std::uint32_t count_[classes] = {};
 };
