@@ -39,7 +39,8 @@ std::string dist_stats_json(locus::dist_taskq& q) {
         .num("outputs_sent", n(s.outputs_sent))
         .num("bytes_sent", n(s.bytes_sent))
         .num("bytes_received", n(s.bytes_received))
-        .num("idle_s", s.idle_seconds);
+        .num("idle_s", s.idle_seconds)
+        .num("comm_wakeups", n(s.comm_wakeups));
     ranks.push_back(o.str());
   }
   std::string out = "[";

@@ -71,6 +71,9 @@ struct dist_rank_stats {
   std::uint64_t bytes_sent = 0;        // task and output bytes sent
   std::uint64_t bytes_received = 0;    // task and output bytes received
   double idle_seconds = 0;             // time its waits found nothing to run
+  // Times its communication thread woke (a ring, a poke or a sleep's end): what that thread
+  // takes from the workers' cores.
+  std::uint64_t comm_wakeups = 0;
 };
 
 class dist_taskq {

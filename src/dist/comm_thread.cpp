@@ -48,6 +48,7 @@ comm_thread::comm_thread() {
 comm_thread::~comm_thread() {
   stop_.store(true, std::memory_order_release);
   poke();
+  stop_poked_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -71,17 +72,8 @@ void comm_thread::call(std::function<void()> fn) {
 }
 
 void comm_thread::poke() noexcept {
-  {
-    const std::lock_guard hold(sleep_lock_);
-    poked_ = true;
-  }
-  woken_.notify_one();
-}
-
-void comm_thread::rest(std::chrono::microseconds span) {
-  std::unique_lock hold(sleep_lock_);
-  woken_.wait_for(hold, span, [this] { return poked_; });
-  poked_ = false;
+  // Null only where initialisation failed, and then the thread has already ended.
+  if (bells_) bells_->ring_own();
 }
 
 void comm_thread::add(comm_client* c) {
@@ -124,6 +116,7 @@ void comm_thread::run() {
     } else {
       MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
       MPI_Comm_size(MPI_COMM_WORLD, &size_);
+      bells_ = std::make_unique<node_doorbells>();
     }
     started_ = true;
   }
@@ -133,13 +126,20 @@ void comm_thread::run() {
     return;
   }
 
-  // Idle, it sleeps from 50 us doubling to 1 ms: a busy victim answers a steal request within a
-  // millisecond, a message that arrives restarts the short sleeps that keep round trips short
-  // while requests flow, and while a thread here waits for a message they stay short.
+  // While something here waits for what no bell announces (a reply from another node, a
+  // deadline, a send to complete), it sleeps 50 us between rounds. Otherwise, where every rank of
+  // the job can ring it, it sleeps until rung (at most 20 ms): every message and every poke
+  // rings, and a worker is not preempted by a thousand polls a second. Where a rank of another
+  // node may send unannounced, it sleeps from 50 us doubling to 1 ms, restarting at 50 us after
+  // every round that did something: a busy victim answers a steal request within a millisecond,
+  // and round trips stay short while requests flow.
   constexpr std::chrono::microseconds shortest_rest{50};
-  constexpr std::chrono::microseconds longest_rest{1000};
+  constexpr std::chrono::microseconds longest_polling_rest{1000};
+  constexpr std::chrono::microseconds longest_rest{20'000};
+  const bool every_rank_rings = bells_->covers_every_rank();
   std::chrono::microseconds rest_span{0};
   while (!stop_.load(std::memory_order_acquire)) {
+    const std::uint32_t bell = bells_->own_value();
     if (aborting_.load(std::memory_order_acquire)) {
       std::string line;
       {
@@ -169,12 +169,22 @@ void comm_thread::run() {
       rest_span = std::chrono::microseconds(0);
       continue;
     }
+    if (every_rank_rings) resting_long_.store(true, std::memory_order_seq_cst);
     bool awaited = false;
     for (comm_client* c : clients) awaited = c->awaited() || awaited;
-    rest_span =
-        rest_span.count() == 0 || awaited ? shortest_rest : std::min(rest_span * 2, longest_rest);
-    rest(rest_span);
+    if (awaited) resting_long_.store(false, std::memory_order_relaxed);
+    if (awaited || (!every_rank_rings && rest_span.count() == 0)) {
+      rest_span = shortest_rest;
+    } else {
+      rest_span = every_rank_rings ? longest_rest : std::min(rest_span * 2, longest_polling_rest);
+    }
+    bells_->sleep(bell, rest_span);
+    resting_long_.store(false, std::memory_order_relaxed);
+    wakeups_.store(wakeups_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  // The destructor's poke rings this process's bell, which lives in the memory unmapped here.
+  while (!stop_poked_.load(std::memory_order_acquire)) std::this_thread::yield();
+  bells_.reset();
   MPI_Finalize();
 }
 

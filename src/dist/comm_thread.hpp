@@ -3,18 +3,24 @@
 // of the process. Workers never block in MPI; they hand work to this thread through the queues'
 // own lock-protected boxes, and it polls with non-blocking calls. When rounds find nothing to do
 // it sleeps, longer and longer up to a bound, so that it leaves the cores to the workers (ranks x
-// workers is usually the core count), but only while no thread waits for a message; a worker
-// that needs it (hungry, an output to send) pokes it awake.
+// workers is usually the core count), but only while nothing waits for a message; a worker that
+// needs it (hungry, an output to send) pokes it awake, and a rank of the same node that sends it
+// a message rings its bell (node_doorbells.hpp). The bound is short (a poll a millisecond) only
+// where some rank cannot ring: another node's.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "dist/node_doorbells.hpp"
 
 namespace locus::detail {
 
@@ -25,9 +31,9 @@ class comm_client {
   // On the communication thread: makes progress (receives, sends, steals, termination); returns
   // whether anything happened, so that the thread knows when it may sleep.
   virtual bool progress() = 0;
-  // On the communication thread, after a round with nothing to do: whether a thread of this
-  // process has waited for the network since the last call (then the thread keeps its sleeps
-  // short, since nothing wakes it when a message arrives).
+  // On the communication thread, after a round with nothing to do: whether something waits for
+  // what no bell announces (a thread of this process idled since the last call, a deadline, a
+  // send or collective to complete); the thread then keeps its sleeps short.
   virtual bool awaited() noexcept = 0;
 };
 
@@ -43,11 +49,21 @@ class comm_thread {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  // How many times the thread has woken from a sleep so far.
+  std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
   // Runs fn on the communication thread and returns once it has run (setup and teardown).
   void call(std::function<void()> fn);
   // From any thread: ends the communication thread's current sleep, or its next one.
   void poke() noexcept;
+  // Whether the thread may be about to sleep until rung: set (sequentially consistent) before it
+  // looks at its clients' awaited(), cleared when that says to sleep short and after the sleep. A
+  // thread that has just made awaited() true and then sees this pokes, so that either the sleep
+  // is short or the poke ends it.
+  bool resting_long() const noexcept { return resting_long_.load(std::memory_order_seq_cst); }
+  // On the communication thread, after sending rank a message: wakes rank's communication
+  // thread if it shares this node.
+  void ring(int rank) noexcept { bells_->ring(rank); }
   // On the communication thread only.
   void add(comm_client* c);
   void remove(comm_client* c);
@@ -59,7 +75,6 @@ class comm_thread {
  private:
   comm_thread();
   void run();
-  void rest(std::chrono::microseconds span);
 
   std::thread thread_;
   std::thread::id id_;
@@ -76,9 +91,12 @@ class comm_thread {
   std::atomic<bool> aborting_{false};
   std::string abort_message_;
 
-  std::mutex sleep_lock_;
-  std::condition_variable woken_;
-  bool poked_ = false;  // under sleep_lock_
+  // Made and freed by the communication thread; the destructor's poke is the last one, and the
+  // thread frees the bells only after it (stop_poked_).
+  std::unique_ptr<node_doorbells> bells_;
+  std::atomic<bool> stop_poked_{false};
+  std::atomic<std::uint64_t> wakeups_{0};
+  std::atomic<bool> resting_long_{false};
 
   std::vector<comm_client*> clients_;  // communication thread only
 };

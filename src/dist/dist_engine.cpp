@@ -54,7 +54,7 @@ std::string describe(std::exception_ptr error) {
   }
 }
 
-constexpr std::size_t stat_fields = 12;
+constexpr std::size_t stat_fields = 13;
 
 }  // namespace
 
@@ -69,6 +69,7 @@ dist_engine::dist_engine(taskq_impl& q, comm_thread& comm, const dist_config& co
       term_(comm.rank(), comm.size()),
       rng_(static_cast<std::minstd_rand::result_type>(comm.rank()) * 7919u + 17u) {
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
+  stats_.wakeups_base.store(comm_.wakeups(), std::memory_order_relaxed);
   comm_.call([this] {
     MPI_Comm_idup(MPI_COMM_WORLD, &comm_world_, &setup_[0]);
     // On MPI_COMM_WORLD, whose collectives every rank posts in this same order (queues are made
@@ -250,6 +251,15 @@ void dist_engine::send(int to, int tag, std::vector<std::byte> bytes) {
   o.bytes = std::move(bytes);
   MPI_Isend(o.bytes.data(), static_cast<int>(o.bytes.size()), MPI_BYTE, to, tag, comm_world_,
             &o.request);
+  comm_.ring(to);
+}
+
+bool dist_engine::awaited() noexcept {
+  const bool idled = waited_.exchange(false, std::memory_order_seq_cst);
+  // Neither a deferred request's deadline nor a send or collective still to complete rings a
+  // bell: they need this rank's own polls.
+  return idled || !ready_ || !sends_.empty() || !deferred_.empty() || gather_ != MPI_REQUEST_NULL ||
+         stopping_.load(std::memory_order_relaxed);
 }
 
 bool dist_engine::progress() {
@@ -289,6 +299,12 @@ bool dist_engine::receive() {
     MPI_Message message;
     MPI_Status status;
     MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_world_, &flag, &message, &status);
+    // A probe's progress may only bring a message in from the transport (Open MPI's shared
+    // memory: the first probe after a message arrived misses it, the second matches it); one
+    // more probe, so that a round woken by a ring finds the message that rang.
+    if (flag == 0 && i == 0) {
+      MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_world_, &flag, &message, &status);
+    }
     if (flag == 0) break;
     int size = 0;
     MPI_Get_count(&status, MPI_BYTE, &size);
@@ -593,6 +609,7 @@ dist_rank_stats dist_engine::stats() const {
   const std::uint64_t puts =
       q_.live.puts_total() - stats_.puts_base.load(std::memory_order_relaxed);
   s.tasks = puts - s.tasks_received - s.tasks_sent;
+  s.comm_wakeups = comm_.wakeups() - stats_.wakeups_base.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -604,6 +621,7 @@ void dist_engine::reset_stats() {
     c->store(0, std::memory_order_relaxed);
   }
   stats_.puts_base.store(q_.live.puts_total(), std::memory_order_relaxed);
+  stats_.wakeups_base.store(comm_.wakeups(), std::memory_order_relaxed);
 }
 
 std::vector<std::byte> dist_engine::gather(std::span<const std::byte> mine) {
@@ -634,7 +652,8 @@ std::vector<dist_rank_stats> dist_engine::gather_stats() {
       mine.bytes_received,
       stats_.idle_ns.load(std::memory_order_relaxed),
       mine.steals_sent_node,
-      mine.outputs_sent};
+      mine.outputs_sent,
+      mine.comm_wakeups};
   const std::vector<std::byte> bytes = gather(std::as_bytes(std::span(fields)));
   std::vector<dist_rank_stats> all;
   for (std::size_t at = 0; at < bytes.size(); at += sizeof fields) {
@@ -653,6 +672,7 @@ std::vector<dist_rank_stats> dist_engine::gather_stats() {
     s.idle_seconds = static_cast<double>(v[9]) * 1e-9;
     s.steals_sent_node = v[10];
     s.outputs_sent = v[11];
+    s.comm_wakeups = v[12];
     all.push_back(s);
   }
   return all;

@@ -88,7 +88,7 @@ class dist_engine final : public taskq_remote, public comm_client {
 
   // comm_client (communication thread).
   bool progress() override;
-  bool awaited() noexcept override { return waited_.exchange(false, std::memory_order_relaxed); }
+  bool awaited() noexcept override;
 
   // The top level. begin_epoch: the calling rank will put nothing more at the top level until
   // the epoch it returns has ended; await_epoch helps until that is so everywhere.
@@ -98,9 +98,11 @@ class dist_engine final : public taskq_remote, public comm_client {
   // Runs one task that came from another rank; returns whether there was one.
   bool run_import() noexcept;
   // This rank found nothing to run: the communication thread may look for work elsewhere.
+  // The communication thread sleeps short while a thread waits here; one that has just begun to
+  // wait wakes it from a long sleep (comm_thread::resting_long).
   void hungry() noexcept {
-    waited_.store(true, std::memory_order_relaxed);
-    if (!hungry_.exchange(true, std::memory_order_relaxed)) comm_.poke();
+    waited_.store(true, std::memory_order_seq_cst);
+    if (!hungry_.exchange(true, std::memory_order_relaxed) || comm_.resting_long()) comm_.poke();
   }
   [[noreturn]] void fail(std::exception_ptr error) noexcept;
 
@@ -127,6 +129,7 @@ class dist_engine final : public taskq_remote, public comm_client {
     std::atomic<std::uint64_t> bytes_sent{0}, bytes_received{0};
     std::atomic<std::uint64_t> idle_ns{0};
     std::atomic<std::uint64_t> puts_base{0};
+    std::atomic<std::uint64_t> wakeups_base{0};
   };
 
   static constexpr std::uint32_t no_record = ~std::uint32_t{0};

@@ -1,37 +1,37 @@
 #include "taskq/live_count.hpp"
 
-#include <mutex>
-#include <vector>
+#include <bit>
 
 namespace locus::detail {
 namespace {
 
-struct slot_pool {
-  std::mutex lock;
-  std::vector<unsigned> free;
-  unsigned next = 0;
-};
+static_assert(live_count::shards <= 64, "the taken slots are one 64-bit word");
 
-slot_pool& pool() {
-  static slot_pool p;  // never destroyed before the threads that return slots to it
-  return p;
+// Bit i: a live thread holds slot i. Constant-initialised and trivially destroyed, so that a
+// thread that exits during static destruction (a runtime's worker joined at exit) still gives
+// its slot back to something that exists. The release of a slot's bit orders the old owner's
+// counter writes before the new owner's (acquire) take of it.
+constinit std::atomic<std::uint64_t> taken_slots{0};
+
+unsigned take_slot() noexcept {
+  std::uint64_t taken = taken_slots.load(std::memory_order_relaxed);
+  for (;;) {
+    if (taken == ~std::uint64_t{0}) return live_count::shards;  // the shared overflow shard
+    const unsigned slot = static_cast<unsigned>(std::countr_one(taken));
+    if (slot >= live_count::shards) return live_count::shards;
+    if (taken_slots.compare_exchange_weak(taken, taken | (std::uint64_t{1} << slot),
+                                          std::memory_order_acquire, std::memory_order_relaxed)) {
+      return slot;
+    }
+  }
 }
 
 struct thread_slot_holder {
-  thread_slot_holder() {
-    slot_pool& p = pool();
-    const std::lock_guard hold(p.lock);
-    if (p.free.empty()) {
-      slot = p.next++;
-    } else {
-      slot = p.free.back();
-      p.free.pop_back();
-    }
-  }
+  thread_slot_holder() noexcept : slot(take_slot()) {}
   ~thread_slot_holder() {
-    slot_pool& p = pool();
-    const std::lock_guard hold(p.lock);
-    p.free.push_back(slot);
+    if (slot < live_count::shards) {
+      taken_slots.fetch_and(~(std::uint64_t{1} << slot), std::memory_order_release);
+    }
   }
   thread_slot_holder(const thread_slot_holder&) = delete;
   thread_slot_holder& operator=(const thread_slot_holder&) = delete;

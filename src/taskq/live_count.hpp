@@ -52,7 +52,8 @@ class live_count {
   static constexpr unsigned shards = 64;
 
   // A slot for the calling thread, unique among live threads and given back when it exits (the
-  // handover is ordered by a lock). Threads beyond `shards` count in an atomic shared shard.
+  // handover is ordered through the taken slots' word). Threads beyond `shards` count in an
+  // atomic shared shard.
   static unsigned acquire_slot();
 
  private:

@@ -489,6 +489,37 @@ TEST(DistLargeBuffers, MegabyteInputsAndOutputsTravel) {
   }
 }
 
+// ---- the communication thread's sleep ------------------------------------------------------
+
+// On one node every rank can ring the others' bells (src/dist/node_doorbells.hpp), so a
+// communication thread with nothing to do sleeps up to 20 ms at a time instead of polling once a
+// millisecond. Each rank computes for a while without touching the queue: its thread wakes a few
+// dozen times, where polling would have woken it once a millisecond.
+TEST(DistComm, IdleCommunicationThreadsSleepUntilRung) {
+  fib_leaf = 2;
+  locus::dist_taskq queue{locus::task_function(fib_task)};
+  q = &queue;
+  long r = -1;
+  locus::root_exec([&] {
+    if (queue.rank() == 0) queue.put(fib_task, 12, r);
+    queue.wait();
+  });
+  queue.reset_stats();
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t spins = 0;
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400)) ++spins;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<locus::dist_rank_stats> all = queue.gather_stats();
+  EXPECT_GT(spins, 0u);
+  if (queue.rank() != 0) return;
+  EXPECT_EQ(r, 144);
+  for (const auto& s : all) {
+    EXPECT_LT(static_cast<double>(s.comm_wakeups), 20 + ms / 4)
+        << "rank " << s.rank << " over " << ms << " ms";
+  }
+}
+
 // ---- termination: many small epochs, every task counted ------------------------------------
 
 // Run by CTest also with LOCUS_DIST_DELAY_US set, which delays every message's handling by a
