@@ -1,18 +1,17 @@
 #include "dist/node_doorbells.hpp"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <mpi.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
+
+#include "sched/futex.hpp"
 
 namespace locus::detail {
 namespace {
@@ -21,20 +20,6 @@ constexpr std::uint32_t sleeping = 1;
 constexpr std::uint32_t one_ring = 2;
 // A bell to a cache line, so that one rank's rings do not disturb a neighbour's sleep.
 constexpr std::size_t bell_bytes = 64;
-
-void wake(std::atomic<std::uint32_t>* word) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr,
-            nullptr, 0);
-}
-
-void wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
-          std::chrono::microseconds limit) noexcept {
-  const auto us = limit.count();
-  const timespec timeout{static_cast<time_t>(us / 1'000'000),
-                         static_cast<long>(us % 1'000'000) * 1000L};
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, expected, &timeout,
-            nullptr, 0);
-}
 
 std::string object_name(std::uint64_t nonce) {
   char name[40];
@@ -134,11 +119,13 @@ node_doorbells::~node_doorbells() {
 void node_doorbells::ring(int rank) noexcept {
   std::atomic<std::uint32_t>* bell = by_rank_[static_cast<std::size_t>(rank)];
   if (bell == nullptr) return;
-  if ((bell->fetch_add(one_ring, std::memory_order_seq_cst) & sleeping) != 0) wake(bell);
+  if ((bell->fetch_add(one_ring, std::memory_order_seq_cst) & sleeping) != 0)
+    futex_wake_all_shared(bell);
 }
 
 void node_doorbells::ring_own() noexcept {
-  if ((own_->fetch_add(one_ring, std::memory_order_seq_cst) & sleeping) != 0) wake(own_);
+  if ((own_->fetch_add(one_ring, std::memory_order_seq_cst) & sleeping) != 0)
+    futex_wake_all_shared(own_);
 }
 
 std::uint32_t node_doorbells::own_value() const noexcept {
@@ -150,7 +137,10 @@ void node_doorbells::sleep(std::uint32_t seen, std::chrono::microseconds limit) 
   // Marks the sleep only if nothing rang since `seen` was read: a ring after the mark changes
   // the word, and the futex then does not sleep at all.
   if (!own_->compare_exchange_strong(expected, seen | sleeping, std::memory_order_seq_cst)) return;
-  wait(own_, seen | sleeping, limit);
+  const auto us = limit.count();
+  const timespec timeout{static_cast<time_t>(us / 1'000'000),
+                         static_cast<long>(us % 1'000'000) * 1000L};
+  futex_wait_shared(own_, seen | sleeping, &timeout);
   own_->fetch_and(~sleeping, std::memory_order_seq_cst);
 }
 

@@ -1,4 +1,5 @@
-// The Linux futex calls the core sleeps and wakes with (private to the process).
+// The Linux futex calls the core sleeps and wakes with (private to the process), and their
+// process-shared forms for words in memory that several processes map (src/dist's bells).
 #pragma once
 
 #include <linux/futex.h>
@@ -26,6 +27,17 @@ inline void futex_wake(std::atomic<std::uint32_t>* word, int count) noexcept {
 
 inline void futex_wake_all(std::atomic<std::uint32_t>* word) noexcept {
   futex_wake(word, INT_MAX);
+}
+
+inline void futex_wait_shared(std::atomic<std::uint32_t>* word, std::uint32_t expected,
+                              const timespec* timeout) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT, expected, timeout,
+            nullptr, 0);
+}
+
+inline void futex_wake_all_shared(std::atomic<std::uint32_t>* word) noexcept {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr,
+            nullptr, 0);
 }
 
 }  // namespace locus::detail

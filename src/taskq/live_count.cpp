@@ -16,9 +16,8 @@ constinit std::atomic<std::uint64_t> taken_slots{0};
 unsigned take_slot() noexcept {
   std::uint64_t taken = taken_slots.load(std::memory_order_relaxed);
   for (;;) {
-    if (taken == ~std::uint64_t{0}) return live_count::shards;  // the shared overflow shard
     const unsigned slot = static_cast<unsigned>(std::countr_one(taken));
-    if (slot >= live_count::shards) return live_count::shards;
+    if (slot >= live_count::shards) return live_count::shards;  // the shared overflow shard
     if (taken_slots.compare_exchange_weak(taken, taken | (std::uint64_t{1} << slot),
                                           std::memory_order_acquire, std::memory_order_relaxed)) {
       return slot;
