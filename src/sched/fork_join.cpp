@@ -273,6 +273,7 @@ void migrate_current(worker* w, group_state& g, int target) {
 // Returns whether the group, or one it is nested in, was cancelling.
 inline bool finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
+  g.unjoined.store(false, std::memory_order_relaxed);
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
     if (w != nullptr && (w->rt.hooks.group_end || w->workspan != nullptr)) {
@@ -559,9 +560,14 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
 // child is to be queued (spawn_routed then queues it).
 constexpr std::int64_t queued_after_steal_bound = 256;
 
-[[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec) {
+// `ordinal`: the child's, drawn by the caller (the plain path, which draws it first), or none
+// yet (draw_ordinal).
+constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
+[[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec,
+                                         std::uint32_t ordinal = draw_ordinal) {
   if (w->default_queue.deque.size() >= queued_after_steal_bound) return false;
-  inherit(record_of(rec), frame_of(*w->running), *rec.group, rec.options.place);
+  if (ordinal == draw_ordinal) ordinal = next_ordinal(*rec.group);
+  inherit(record_of(rec), frame_of(*w->running), ordinal, rec.options.place);
   rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
   return true;
 }
@@ -623,6 +629,7 @@ constexpr std::int64_t queued_after_steal_bound = 256;
 
 template <bool Placed>
 [[gnu::always_inline]] inline bool spawn_here(spawn_record& rec) {
+  rec.group->unjoined.store(true, std::memory_order_relaxed);
   worker* w = current_worker_here();
   if (w == nullptr) {
     spawn_from_outside(rec);
@@ -630,15 +637,21 @@ template <bool Placed>
   }
   if constexpr (Placed) w->rt.check_place(rec.options.place);
   if (!w->plain_spawn) return spawn_watched(w, rec);
-  if (rec.group->pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec))
-      [[unlikely]] {
+  // The group's first spawn from a worker decides what encloses it. Only a spawn from outside
+  // the runtime can have set `outer` before; it named no enclosing group, and the spawner here is
+  // then a child of the group itself, which the walk in group_canceling takes for none as well.
+  // A spawner outside any group (a root) leaves it null, which the walk reads as none too.
+  // No child can run concurrently before the first spawn, so only later ones look at `pending`.
+  const std::uint32_t ordinal = next_ordinal(*rec.group);
+  if (ordinal == 0) {
+    rec.group->outer.store(static_cast<const group_state*>(w->running->owner_note),
+                           std::memory_order_release);
+  } else if (rec.group->pending.load(std::memory_order_relaxed) != 0 &&
+             queue_after_steal(w, rec, ordinal)) [[unlikely]] {
     return false;
   }
   ult::stack* child = child_stack(w);
   child->owner_note = rec.group;
-  // The group's first spawn decides what encloses it; the ordinal is loaded anyway.
-  const std::uint32_t ordinal = next_ordinal(*rec.group);
-  if (ordinal == 0) note_outer(*w, *rec.group);
   const std::uint64_t parent = frame_of(*w->running).position;
   if constexpr (Placed) {
     frame_of(*child).position = child_position(parent, ordinal, rec.options.place);
@@ -683,6 +696,7 @@ hot_path void publish_continuation(spawn_record* rec) noexcept {
 }
 
 void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task) {
+  g.unjoined.store(true, std::memory_order_relaxed);
   worker* w = current_worker_here();
   if (w == nullptr) {
     task->group = &g;
@@ -811,8 +825,9 @@ bool group_canceling(const group_state& g) noexcept {
   for (int hops = 0; at != nullptr && hops < max_enclosing_groups; ++hops) {
     if (at->isolated) return false;
     if (at->canceling.load(std::memory_order_acquire)) return true;
-    at = at->outer.load(std::memory_order_acquire);
-    if (at == &no_enclosing_group) return false;
+    const group_state* outer = at->outer.load(std::memory_order_acquire);
+    if (outer == at || outer == &no_enclosing_group) return false;
+    at = outer;
   }
   return false;
 }
@@ -828,6 +843,14 @@ bool drop_canceled_spawn(group_state& g) noexcept {
 void cancel_group(group_state& g) noexcept {
   if (!g.canceling.exchange(true, std::memory_order_acq_rel))
     canceling_groups.fetch_add(1, std::memory_order_relaxed);
+}
+
+void close_group(group_state& g) noexcept {
+  if (g.begun.load(std::memory_order_relaxed) || g.unsettled != 0 ||
+      g.pending.load(std::memory_order_relaxed) != 0) {
+    wait_noexcept(g);
+  }
+  if (g.canceling.load(std::memory_order_relaxed)) settle_cancellation(g);
 }
 
 void settle_cancellation(group_state& g) noexcept {

@@ -133,12 +133,16 @@ inline void make_root_frame(task_frame& f) noexcept {
   return n;
 }
 [[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
-                                           group_state& g, int place_hint) noexcept {
-  child.position = child_position(parent.position, next_ordinal(g), place_hint);
+                                           std::uint32_t ordinal, int place_hint) noexcept {
+  child.position = child_position(parent.position, ordinal, place_hint);
   child.children_unhooked = parent.children_unhooked;
   child.unhooked = false;
   child.groups_started = 0;
   child.slot = parent.slot;
+}
+[[gnu::always_inline]] inline void inherit(task_frame& child, const task_frame& parent,
+                                           group_state& g, int place_hint) noexcept {
+  inherit(child, parent, next_ordinal(g), place_hint);
 }
 
 }  // namespace locus::detail

@@ -64,15 +64,17 @@ class stack_arena {
   std::size_t pool_count_ = 0;
 };
 
-// Per-worker cache of free stacks (owner thread only). A stack given back clean (no context
-// parked on it: a call on it returned) waits in a spare slot, so that a spawn whose child
-// returns at once takes and gives back the same stack, a store each way, without touching the
-// free list or checking for a parked context.
+// Per-worker cache of free stacks (owner thread only). Stacks given back clean (no context
+// parked on it: a call on it returned) wait in a few spare slots, so that a spawn whose child
+// returns at once takes and gives back the same stack without touching the free list or checking
+// for a parked context. A few rather than one: a recursion spawns again first thing in each
+// child, a chain of spawns as deep as its recursion, and the stacks of a chain come back
+// together when it returns.
 class stack_pool {
  public:
   explicit stack_pool(stack_arena& arena) : arena_(&arena) {}
-  // The spare stack, or null.
-  stack* take_spare() noexcept { return std::exchange(spare_, nullptr); }
+  // The spare stack given back last, or null.
+  stack* take_spare() noexcept { return spares_ != 0 ? spare_[--spares_] : nullptr; }
   // A stack from the free list (where a finished task's context may be parked, ready to run the
   // next one).
   stack* acquire() {
@@ -89,13 +91,13 @@ class stack_pool {
   }
   // A stack with no context parked on it.
   void release_clean(stack* s) noexcept {
-    if (spare_ == nullptr) [[likely]] {
-      spare_ = s;
+    if (spares_ != max_spares) [[likely]] {
+      spare_[spares_++] = s;
       return;
     }
     release(s);
   }
-  std::size_t cached() const noexcept { return count_ + (spare_ != nullptr ? 1 : 0); }
+  std::size_t cached() const noexcept { return count_ + spares_; }
 
   static constexpr std::size_t batch = 16;
   static constexpr std::size_t high_water = 4 * batch;
@@ -104,7 +106,9 @@ class stack_pool {
   void refill();
   void spill() noexcept;
   stack_arena* arena_;
-  stack* spare_ = nullptr;
+  static constexpr std::size_t max_spares = 8;
+  std::size_t spares_ = 0;
+  stack* spare_[max_spares]{};
   stack* free_ = nullptr;
   std::size_t count_ = 0;
 };

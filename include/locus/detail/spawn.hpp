@@ -182,12 +182,29 @@ struct group_state {
   std::atomic<std::int64_t> pending{0};
   suspended waiter;
   resume_item* resume;  // how the waiter travels; valid while it is parked
-  std::atomic<bool> failed{false};
+  // From here on every field starts zeroed, the narrow ones side by side, so that the compiler
+  // builds a group with one store per word: a recursion like fib builds a group on every spawn.
   std::exception_ptr exception;
-  std::atomic<std::uint32_t> suppressed{0};
   double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
+  // Learned size hints (options::size_hints): the group's name; while the first iteration is
+  // profiled, where its tasks' footprints go; and the group its creator's own work counted
+  // towards before this one began. Written when the group begins.
+  std::uint64_t learn_key = 0;
+  void* learn_node = nullptr;
+  void* learn_outer = nullptr;
+  // The group of the task that spawned into this one first (its creator, normally), through
+  // which a nested group sees an enclosing one cancelled: null until that first spawn, and after
+  // it when that task ran in no group; &no_enclosing_group when a spawn found none otherwise.
+  std::atomic<const group_state*> outer{nullptr};
+  std::atomic<std::uint32_t> suppressed{0};
+  // Children spawned into this group: they number the spawn paths. Counted without an atomic
+  // read-modify-write: children that spawn into their parent's group while it goes on may draw
+  // the same ordinal, which only names two paths alike.
+  std::atomic<std::uint32_t> spawned{0};
+  std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
+  std::atomic<bool> failed{false};
   // The policy's group-begin hook has run, or the join is one that group_end or the work/span
   // meter must see (a continuation was taken): wait() must not take its fast path. Atomic only
   // because children may spawn into the group while its creator marks it.
@@ -195,27 +212,15 @@ struct group_state {
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
   bool unhooked = false;
-  // Children spawned into this group: they number the spawn paths. Counted without an atomic
-  // read-modify-write: children that spawn into their parent's group while it goes on may draw
-  // the same ordinal, which only names two paths alike.
-  std::atomic<std::uint32_t> spawned{0};
-  std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
-  // Learned size hints (options::size_hints): the group's name; while the first iteration is
-  // profiled, where its tasks' footprints go; and the group its creator's own work counted
-  // towards before this one began. Written when the group begins.
-  std::uint64_t learn_key = 0;
-  void* learn_node = nullptr;
-  void* learn_outer = nullptr;
   // Cancellation: set by task_group::cancel() or the first exception of a child; children not
   // started yet then never start, and neither do those of groups nested in this one.
   std::atomic<bool> canceling{false};
   // A layer's own group (a taskq frame's) that its tasks' exceptions do not cancel and that no
   // enclosing group's cancellation reaches: that layer keeps its own account of every task.
   bool isolated = false;
-  // The group of the task that spawned into this one first (its creator, normally), through
-  // which a nested group sees an enclosing one cancelled: null until that first spawn,
-  // &no_enclosing_group when there is none.
-  std::atomic<const group_state*> outer{nullptr};
+  // Something was spawned into the group since it was last joined: its destructor has to look
+  // at the rest. Set by every spawn into it (its children's too), cleared by the join.
+  std::atomic<bool> unjoined{false};
 };
 
 // group_state::outer of a group spawned into first from outside any task.
@@ -229,6 +234,22 @@ extern std::atomic<std::uint32_t> canceling_groups;
 }
 // Whether `g` or a group it is nested in is cancelling.
 [[nodiscard]] bool group_canceling(const group_state& g) noexcept;
+
+// The tests on task_group's fast paths, each one branch over words ORed together rather than a
+// branch per word: a recursion with one child per group, like fib, takes both on every spawn.
+// wait() has nothing to do: no child runs concurrently, nothing failed, no policy hook began the
+// group, and no group anywhere is cancelling.
+[[gnu::always_inline]] inline bool trivially_joined(const group_state& g) noexcept {
+  return (static_cast<std::uint64_t>(g.pending.load(std::memory_order_acquire)) | g.unsettled |
+          static_cast<std::uint64_t>(g.begun.load(std::memory_order_relaxed)) |
+          static_cast<std::uint64_t>(g.failed.load(std::memory_order_relaxed)) |
+          canceling_groups.load(std::memory_order_relaxed)) == 0;
+}
+// The destructor may have to join children or end the group's own cancellation (close_group).
+[[gnu::always_inline]] inline bool left_open(const group_state& g) noexcept {
+  return g.unjoined.load(std::memory_order_relaxed) | g.canceling.load(std::memory_order_relaxed);
+}
+void close_group(group_state& g) noexcept;
 // Whether a spawn into `g` is to be dropped (counted in the runtime's statistics).
 [[nodiscard]] bool drop_canceled_spawn(group_state& g) noexcept;
 void cancel_group(group_state& g) noexcept;
@@ -317,6 +338,8 @@ template <class... H>
 inline constexpr bool has_label = (std::is_same_v<H, label> || ...);
 template <class... H>
 inline constexpr bool has_place = (std::is_same_v<H, place> || ...);
+template <class... H>
+inline constexpr bool has_parent_first = (std::is_same_v<H, parent_first_t> || ...);
 
 template <class Fn, class F>
 inline const bool spawn_site_registered = register_spawn_site(&start_closure<Fn, F>,
@@ -327,6 +350,16 @@ collected_hints collect(H... hints) noexcept {
   collected_hints h;
   (apply_hint(h, hints), ...);
   return h;
+}
+
+// A closure as a queued task, with its spawn hints.
+template <class Fn, class F, class... H>
+std::unique_ptr<task_base> box(F&& f, H... hints) {
+  const collected_hints h = collect(hints...);
+  auto task = std::make_unique<closure_task<Fn>>(std::forward<F>(f));
+  task->options = h.options;
+  task->label = h.label;
+  return task;
 }
 
 }  // namespace locus::detail
