@@ -5,6 +5,7 @@
 // scheduler (stolen, or picked up locally after the child suspended) are counted in
 // group_state::pending, and only their children decrement it.
 #include <future>
+#include <memory>
 
 #include "sched/fork_join.hpp"
 #include "sched/gang.hpp"
@@ -267,7 +268,9 @@ void migrate_current(worker* w, group_state& g, int target) {
 
 [[gnu::noinline, gnu::cold]] void rethrow_first(group_state& g) {
   g.failed.store(false, std::memory_order_relaxed);
-  std::rethrow_exception(std::exchange(g.exception, nullptr));
+  std::exception_ptr first = std::move(g.exception);
+  std::destroy_at(&g.exception);
+  std::rethrow_exception(std::move(first));
 }
 
 // Returns whether the group, or one it is nested in, was cancelling.
@@ -496,12 +499,11 @@ inline bool unhooked_group(worker& w, group_state& g, task_frame& creator) noexc
 }
 
 // The spawn itself, once it is decided that the child runs here, child-first, on `child` (whose
-// record is written).
+// record is written); `parent` is the stack running now.
 template <watch Watched, bool Probed>
-[[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec,
+[[gnu::always_inline]] inline void run_child_first(worker* w, spawn_record& rec, ult::stack* parent,
                                                    ult::stack* child) {
   w->counters.spawns.add();
-  ult::stack* parent = w->running;
   rec.parent.stack = parent;
   rec.child_stack = child;
   rec.spawner = w;
@@ -516,8 +518,8 @@ template <watch Watched, bool Probed>
 }
 
 inline ult::stack* child_stack(worker* w) {
-  if (ult::stack* spare = w->stacks.take_spare()) [[likely]]
-    return spare;
+  if (w->stacks.has_spare()) [[likely]]
+    return w->stacks.take_spare();
   ult::stack* child = w->stacks.acquire();
   ult::prepare_for_call(*child);
   return child;
@@ -587,7 +589,7 @@ constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
     frame.unhooked = true;
     child->owner_note = &g;
     child->owner_scope = nullptr;
-    run_child_first<watch::unhooked, false>(w, rec, child);
+    run_child_first<watch::unhooked, false>(w, rec, w->running, child);
     return true;
   }
   // The plain path's rule (spawn_here) where only a probe took the spawn off it, so that a trace
@@ -620,16 +622,18 @@ constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
   child->owner_scope = nullptr;
   if (w->probed) {
     probe_task_begin(*w, label, rec.start);
-    run_child_first<watch::hooks, true>(w, rec, child);
+    run_child_first<watch::hooks, true>(w, rec, w->running, child);
   } else {
-    run_child_first<watch::hooks, false>(w, rec, child);
+    run_child_first<watch::hooks, false>(w, rec, w->running, child);
   }
   return true;
 }
 
 template <bool Placed>
 [[gnu::always_inline]] inline bool spawn_here(spawn_record& rec) {
-  rec.group->unjoined.store(true, std::memory_order_relaxed);
+  // Read once: the compiler would load them again after each store to the group.
+  group_state& g = *rec.group;
+  g.unjoined.store(true, std::memory_order_relaxed);
   worker* w = current_worker_here();
   if (w == nullptr) {
     spawn_from_outside(rec);
@@ -642,23 +646,23 @@ template <bool Placed>
   // then a child of the group itself, which the walk in group_canceling takes for none as well.
   // A spawner outside any group (a root) leaves it null, which the walk reads as none too.
   // No child can run concurrently before the first spawn, so only later ones look at `pending`.
-  const std::uint32_t ordinal = next_ordinal(*rec.group);
+  ult::stack* const running = w->running;
+  const std::uint32_t ordinal = next_ordinal(g);
   if (ordinal == 0) {
-    rec.group->outer.store(static_cast<const group_state*>(w->running->owner_note),
-                           std::memory_order_release);
-  } else if (rec.group->pending.load(std::memory_order_relaxed) != 0 &&
-             queue_after_steal(w, rec, ordinal)) [[unlikely]] {
+    g.outer.store(static_cast<const group_state*>(running->owner_note), std::memory_order_release);
+  } else if (g.pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec, ordinal))
+      [[unlikely]] {
     return false;
   }
   ult::stack* child = child_stack(w);
-  child->owner_note = rec.group;
-  const std::uint64_t parent = frame_of(*w->running).position;
+  child->owner_note = &g;
+  const std::uint64_t parent = frame_of(*running).position;
   if constexpr (Placed) {
     frame_of(*child).position = child_position(parent, ordinal, rec.options.place);
   } else {
     frame_of(*child).position = child_position(parent, ordinal);
   }
-  run_child_first<watch::none, false>(w, rec, child);
+  run_child_first<watch::none, false>(w, rec, running, child);
   return true;
 }
 }  // namespace
@@ -803,7 +807,7 @@ void wait_noexcept(group_state& g) noexcept {
 
 void record_exception(group_state& g, std::exception_ptr e) noexcept {
   if (!g.failed.exchange(true, std::memory_order_acq_rel)) {
-    g.exception = std::move(e);
+    std::construct_at(&g.exception, std::move(e));
     if (!g.isolated) cancel_group(g);  // as oneTBB: siblings not started yet do not run
     return;
   }
@@ -846,8 +850,10 @@ void cancel_group(group_state& g) noexcept {
 }
 
 void close_group(group_state& g) noexcept {
+  // A failed group is joined too, even with nothing left to wait for: the join disposes of the
+  // exception (and counts it suppressed).
   if (g.begun.load(std::memory_order_relaxed) || g.unsettled != 0 ||
-      g.pending.load(std::memory_order_relaxed) != 0) {
+      g.pending.load(std::memory_order_relaxed) != 0 || g.failed.load(std::memory_order_acquire)) {
     wait_noexcept(g);
   }
   if (g.canceling.load(std::memory_order_relaxed)) settle_cancellation(g);

@@ -73,8 +73,9 @@ class stack_arena {
 class stack_pool {
  public:
   explicit stack_pool(stack_arena& arena) : arena_(&arena) {}
-  // The spare stack given back last, or null.
-  stack* take_spare() noexcept { return spares_ != 0 ? spare_[--spares_] : nullptr; }
+  bool has_spare() const noexcept { return spares_ != 0; }
+  // The spare stack given back last; only when has_spare().
+  stack* take_spare() noexcept { return spare_[--spares_]; }
   // A stack from the free list (where a finished task's context may be parked, ready to run the
   // next one).
   stack* acquire() {

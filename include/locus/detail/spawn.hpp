@@ -182,9 +182,18 @@ struct group_state {
   std::atomic<std::int64_t> pending{0};
   suspended waiter;
   resume_item* resume;  // how the waiter travels; valid while it is parked
+  group_state() noexcept {}
+  group_state(const group_state&) = delete;
+  group_state& operator=(const group_state&) = delete;
+  ~group_state() {}  // the join destroys `exception`
+
+  // The first exception a child threw, alive only while `failed` is set: record_exception builds
+  // it and the join moves it out, so that a group that never fails neither builds nor destroys one.
+  union {
+    std::exception_ptr exception;
+  };
   // From here on every field starts zeroed, the narrow ones side by side, so that the compiler
   // builds a group with one store per word: a recursion like fib builds a group on every spawn.
-  std::exception_ptr exception;
   double work_hint = 0;         // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;   // size_hint
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
@@ -204,11 +213,13 @@ struct group_state {
   // the same ordinal, which only names two paths alike.
   std::atomic<std::uint32_t> spawned{0};
   std::uint32_t unsettled = 0;  // tasks counted here, not in pending (see above)
-  std::atomic<bool> failed{false};
+  // `failed` and `begun` are bytes rather than bools so that wait()'s fast path ORs them as they
+  // are, without turning each into 0 or 1 first.
+  std::atomic<std::uint8_t> failed{0};
   // The policy's group-begin hook has run, or the join is one that group_end or the work/span
   // meter must see (a continuation was taken): wait() must not take its fast path. Atomic only
   // because children may spawn into the group while its creator marks it.
-  std::atomic<bool> begun{false};
+  std::atomic<std::uint8_t> begun{0};
   // The scheduler needs no hook for this group's children (decided at its first spawn, until
   // its wait() returns).
   bool unhooked = false;
