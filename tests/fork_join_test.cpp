@@ -276,6 +276,22 @@ TEST(Exceptions, OthersAreCountedNotLost) {
   EXPECT_EQ(rt.stats().suppressed_exceptions, 4u);
 }
 
+// A group whose child threw, destroyed without wait() once nothing of it runs any more: the
+// destructor disposes of the exception and counts it (the ASan stage sees it freed).
+TEST(Exceptions, AFailedGroupNeverWaitedForCountsItsExceptionSuppressed) {
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 1}};
+  bool failed_before_destruction = false;
+  rt.exec([&] {
+    locus::task_group tg;
+    tg.run([] { throw std::runtime_error("never waited for"); });
+    // One worker, child-first: the child has run and thrown; its group is cancelling.
+    failed_before_destruction = tg.is_canceling();
+  });
+  EXPECT_TRUE(failed_before_destruction);
+  EXPECT_EQ(rt.stats().suppressed_exceptions, 1u);
+  EXPECT_EQ(locus::detail::canceling_groups.load(), 0u);
+}
+
 TEST(Exceptions, PropagateThroughInnerGroups) {
   locus::runtime rt{locus::options{.workers = 2}};
   auto deep = [](auto& self, int d) -> void {
