@@ -266,6 +266,12 @@ void migrate_current(worker* w, group_state& g, int target) {
   if (w->workspan != nullptr) w->workspan->join(&g);
 }
 
+// Ends the group's own cancellation once it is joined, so that it can be reused.
+void settle_cancellation(group_state& g) noexcept {
+  if (g.canceling.exchange(false, std::memory_order_acq_rel))
+    canceling_groups.fetch_sub(1, std::memory_order_relaxed);
+}
+
 [[gnu::noinline, gnu::cold]] void rethrow_first(group_state& g) {
   g.failed.store(false, std::memory_order_relaxed);
   std::exception_ptr first = std::move(g.exception);
@@ -796,15 +802,6 @@ bool steal_and_run_task() {
   return true;
 }
 
-void wait_noexcept(group_state& g) noexcept {
-  try {
-    wait(g);
-  } catch (...) {
-    g.suppressed.fetch_add(1, std::memory_order_relaxed);
-    if (worker* w = current_worker()) w->rt.count_suppressed_exception();
-  }
-}
-
 void record_exception(group_state& g, std::exception_ptr e) noexcept {
   if (!g.failed.exchange(true, std::memory_order_acq_rel)) {
     std::construct_at(&g.exception, std::move(e));
@@ -849,6 +846,18 @@ void cancel_group(group_state& g) noexcept {
     canceling_groups.fetch_add(1, std::memory_order_relaxed);
 }
 
+namespace {
+// A join from a destructor, which must not throw: the exception is counted instead.
+void wait_noexcept(group_state& g) noexcept {
+  try {
+    wait(g);
+  } catch (...) {
+    g.suppressed.fetch_add(1, std::memory_order_relaxed);
+    if (worker* w = current_worker()) w->rt.count_suppressed_exception();
+  }
+}
+}  // namespace
+
 void close_group(group_state& g) noexcept {
   // A failed group is joined too, even with nothing left to wait for: the join disposes of the
   // exception (and counts it suppressed).
@@ -857,11 +866,6 @@ void close_group(group_state& g) noexcept {
     wait_noexcept(g);
   }
   if (g.canceling.load(std::memory_order_relaxed)) settle_cancellation(g);
-}
-
-void settle_cancellation(group_state& g) noexcept {
-  if (g.canceling.exchange(false, std::memory_order_acq_rel))
-    canceling_groups.fetch_sub(1, std::memory_order_relaxed);
 }
 
 bool current_group_canceling() noexcept {

@@ -179,14 +179,14 @@ struct resume_item final : work_item {
 struct group_state {
   static constexpr std::int64_t waiter_flag = std::int64_t{1} << 40;
 
-  std::atomic<std::int64_t> pending{0};
-  suspended waiter;
-  resume_item* resume;  // how the waiter travels; valid while it is parked
   group_state() noexcept {}
   group_state(const group_state&) = delete;
   group_state& operator=(const group_state&) = delete;
   ~group_state() {}  // the join destroys `exception`
 
+  std::atomic<std::int64_t> pending{0};
+  suspended waiter;
+  resume_item* resume;  // how the waiter travels; valid while it is parked
   // The first exception a child threw, alive only while `failed` is set: record_exception builds
   // it and the join moves it out, so that a group that never fails neither builds nor destroys one.
   union {
@@ -260,12 +260,12 @@ extern std::atomic<std::uint32_t> canceling_groups;
 [[gnu::always_inline]] inline bool left_open(const group_state& g) noexcept {
   return g.unjoined.load(std::memory_order_relaxed) | g.canceling.load(std::memory_order_relaxed);
 }
+// Joins what the group still has running or queued, disposes of a child's exception (counted
+// suppressed) and ends the group's own cancellation.
 void close_group(group_state& g) noexcept;
 // Whether a spawn into `g` is to be dropped (counted in the runtime's statistics).
 [[nodiscard]] bool drop_canceled_spawn(group_state& g) noexcept;
 void cancel_group(group_state& g) noexcept;
-// Ends the group's own cancellation once it is joined, so that it can be reused.
-void settle_cancellation(group_state& g) noexcept;
 // Whether the group of the task running on the calling thread is cancelling.
 [[nodiscard]] bool current_group_canceling() noexcept;
 
@@ -283,7 +283,6 @@ void spawn_parent_first(group_state& g, std::unique_ptr<task_base> task);
 void spawn_routed(group_state& g, std::unique_ptr<task_base> task, const spawn_record& rec);
 // Joins; returns whether the group, or one it is nested in, was cancelling.
 bool wait(group_state& g);
-void wait_noexcept(group_state& g) noexcept;
 void record_exception(group_state& g, std::exception_ptr e) noexcept;
 
 // A labeled child-first spawn hands its label to the traced spawn path of the calling worker
