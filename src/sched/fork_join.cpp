@@ -635,6 +635,34 @@ constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
   return true;
 }
 
+// A plain spawn's child on `child`, run at once.
+template <bool Placed>
+[[gnu::always_inline]] inline void run_plain_child(worker* w, spawn_record& rec,
+                                                   ult::stack* running, ult::stack* child,
+                                                   std::uint32_t ordinal) {
+  child->owner_note = rec.group;
+  const std::uint64_t parent = frame_of(*running).position;
+  if constexpr (Placed) {
+    frame_of(*child).position = child_position(parent, ordinal, rec.options.place);
+  } else {
+    frame_of(*child).position = child_position(parent, ordinal);
+  }
+  run_child_first<watch::none, false>(w, rec, running, child);
+}
+
+// A plain spawn that may queue its child (its group has children running concurrently) or has
+// no spare stack: out of line, so that the common path makes no call but the one into the child
+// and keeps little in callee-saved registers across it.
+template <bool Placed>
+[[gnu::noinline]] bool spawn_plain_slowly(worker* w, spawn_record& rec, std::uint32_t ordinal) {
+  if (ordinal != 0 && rec.group->pending.load(std::memory_order_relaxed) != 0 &&
+      queue_after_steal(w, rec, ordinal)) {
+    return false;
+  }
+  run_plain_child<Placed>(w, rec, w->running, child_stack(w), ordinal);
+  return true;
+}
+
 template <bool Placed>
 [[gnu::always_inline]] inline bool spawn_here(spawn_record& rec) {
   // Read once: the compiler would load them again after each store to the group.
@@ -656,19 +684,12 @@ template <bool Placed>
   const std::uint32_t ordinal = next_ordinal(g);
   if (ordinal == 0) {
     g.outer.store(static_cast<const group_state*>(running->owner_note), std::memory_order_release);
-  } else if (g.pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec, ordinal))
-      [[unlikely]] {
-    return false;
+  } else if (g.pending.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    return spawn_plain_slowly<Placed>(w, rec, ordinal);
   }
-  ult::stack* child = child_stack(w);
-  child->owner_note = &g;
-  const std::uint64_t parent = frame_of(*running).position;
-  if constexpr (Placed) {
-    frame_of(*child).position = child_position(parent, ordinal, rec.options.place);
-  } else {
-    frame_of(*child).position = child_position(parent, ordinal);
-  }
-  run_child_first<watch::none, false>(w, rec, running, child);
+  if (!w->stacks.has_spare()) [[unlikely]]
+    return spawn_plain_slowly<Placed>(w, rec, ordinal);
+  run_plain_child<Placed>(w, rec, running, w->stacks.take_spare(), ordinal);
   return true;
 }
 }  // namespace

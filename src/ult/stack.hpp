@@ -90,9 +90,14 @@ class stack_pool {
     free_ = s;
     if (++count_ > high_water) spill();
   }
-  // A stack with no context parked on it.
+  // A stack with no context parked on it. Usually the spare taken last, given back by the spawn
+  // that took it, whose slot still holds it: only the count moves then.
   void release_clean(stack* s) noexcept {
-    if (spares_ != max_spares) [[likely]] {
+    if (spare_[spares_] == s) [[likely]] {
+      ++spares_;
+      return;
+    }
+    if (spares_ != max_spares) {
       spare_[spares_++] = s;
       return;
     }
@@ -109,7 +114,9 @@ class stack_pool {
   stack_arena* arena_;
   static constexpr std::size_t max_spares = 8;
   std::size_t spares_ = 0;
-  stack* spare_[max_spares]{};
+  // Slots at and above spares_ keep what they last held (release_clean compares with it); the
+  // one past the last stays null, so that comparing with it when all are full finds no match.
+  stack* spare_[max_spares + 1]{};
   stack* free_ = nullptr;
   std::size_t count_ = 0;
 };
