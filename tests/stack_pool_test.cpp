@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <set>
 #include <vector>
 
@@ -70,6 +71,36 @@ TEST_F(StackPool, StacksBeyondTheSpareSlotsGoToTheFreeListAndNoneIsHandedOutTwic
   for (std::size_t i = 0; i < listed; ++i) out.insert(pool_.acquire());
   for (stack* one : s) EXPECT_EQ(out.count(one), 1u) << "stack " << one;
   EXPECT_EQ(out.size(), listed + 8);
+}
+
+}  // namespace
+
+namespace {
+
+std::set<std::uintptr_t> top_offsets_in_page(stack_arena& arena, std::size_t count) {
+  std::set<std::uintptr_t> offsets;
+  for (stack* s = arena.allocate_chain(count); s != nullptr; s = s->next_free) {
+    const auto top = reinterpret_cast<std::uintptr_t>(s->top());
+    EXPECT_EQ(top % 16, 0u);
+    EXPECT_LE(s->size, arena.stack_bytes());
+    EXPECT_GE(s->size + 4096, arena.stack_bytes());
+    offsets.insert(top % 4096);
+  }
+  return offsets;
+}
+
+TEST(StackArena, TopsOfLargeStacksAreStaggeredOverAPage) {
+  stack_arena arena(256 * 1024);
+  EXPECT_EQ(top_offsets_in_page(arena, 16).size(), 8u);
+}
+
+TEST(StackArena, SmallStacksKeepAllTheirRoom) {
+  stack_arena arena(16 * 1024);
+  const std::set<std::uintptr_t> offsets = top_offsets_in_page(arena, 16);
+  EXPECT_EQ(offsets.size(), 1u);
+  for (stack* s = arena.allocate_chain(4); s != nullptr; s = s->next_free) {
+    EXPECT_EQ(s->size, arena.stack_bytes());
+  }
 }
 
 }  // namespace
