@@ -58,8 +58,8 @@ TEST_F(StackPool, StacksBeyondTheSpareSlotsGoToTheFreeListAndNoneIsHandedOutTwic
   const std::size_t left_in_list = pool_.cached();
   for (stack* one : s) pool_.release_clean(one);
   EXPECT_EQ(pool_.cached(), left_in_list + 12);
-  // Take every spare, give them back, and draw everything out again:
-  // each of the twelve exactly once, besides what the free list held before.
+  // Take every spare, give them back, and draw everything out again: each of the twelve exactly
+  // once, besides what the free list held before.
   std::vector<stack*> spares;
   while (pool_.has_spare()) spares.push_back(pool_.take_spare());
   EXPECT_EQ(spares.size(), 8u);
@@ -72,10 +72,6 @@ TEST_F(StackPool, StacksBeyondTheSpareSlotsGoToTheFreeListAndNoneIsHandedOutTwic
   for (stack* one : s) EXPECT_EQ(out.count(one), 1u) << "stack " << one;
   EXPECT_EQ(out.size(), listed + 8);
 }
-
-}  // namespace
-
-namespace {
 
 std::set<std::uintptr_t> top_offsets_in_page(stack_arena& arena, std::size_t count) {
   std::set<std::uintptr_t> offsets;

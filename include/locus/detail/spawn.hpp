@@ -194,16 +194,16 @@ struct group_state {
   };
   // From here on every field starts zeroed, the narrow ones side by side, so that the compiler
   // builds a group with one store per word: a recursion like fib builds a group on every spawn.
-  // Up to here, fields read when the group begins or joins; the ones every spawn reads follow,
-  // 64 bytes or more after `pending`, which children finishing on other workers write: on one
-  // cache line with it, each spawn of a loop whose children run elsewhere would wait for the
-  // line to come back.
   double work_hint = 0;        // the group's own work hint (total of its children); 0 = none
   std::size_t size_bytes = 0;  // size_hint
   // Learned size hints (options::size_hints): the group's name; while the first iteration is
   // profiled, where its tasks' footprints go; and the group its creator's own work counted
   // towards before this one began. Written when the group begins.
   std::uint64_t learn_key = 0;
+  // Up to here, fields read when the group begins or joins; from here on, the ones every spawn
+  // reads, 64 bytes or more after `pending`, which children finishing on other workers write: on
+  // one cache line with it, each spawn of a loop whose children run elsewhere would wait for the
+  // line to come back.
   void* policy_data = nullptr;  // per-group state owned by the scheduler policy
   void* learn_node = nullptr;
   void* learn_outer = nullptr;
