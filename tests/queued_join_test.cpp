@@ -182,6 +182,68 @@ TEST(QueuedJoin, GroupReusedAfterStolenChildren) {
   });
 }
 
+// adws sends a hinted group's first children to the other worker's queue (route_or_queue), where
+// they end before the creator's join looks at them (`late` false) or after it (true), which then
+// parks; the join is a wait() or the group's destructor, and the group lives on the creator's
+// stack or on the heap.
+struct routed_join {
+  bool late = false;
+  bool by_destructor = false;
+  bool on_heap = false;
+};
+
+void children_routed_to_the_other_worker(routed_join how) {
+  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
+  constexpr int children = 16;
+  std::array<std::atomic<int>, children> ran_on{};
+  for (auto& r : ran_on) r = -1;
+  std::atomic<int> elsewhere{0};
+  std::atomic<bool> creator_joins{false};
+  int creator = -1;
+  rt.exec([&] {
+    creator = locus::this_worker();
+    {
+      auto tg = std::make_unique<locus::task_group>(locus::work_hint{double{children}});
+      locus::task_group on_stack{locus::work_hint{double{children}}};
+      locus::task_group& group = how.on_heap ? *tg : on_stack;
+      for (int i = 0; i < children; ++i) {
+        group.run(
+            [&, i] {
+              const int me = locus::this_worker();
+              ran_on[static_cast<std::size_t>(i)] = me;
+              if (me == creator) return;
+              elsewhere.fetch_add(1);
+              if (how.late) {
+                ASSERT_TRUE(wait_until([&] { return creator_joins.load(); }));
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+              }
+            },
+            locus::work_hint{1.0});
+      }
+      ASSERT_TRUE(wait_until([&] { return elsewhere.load() > 0; }));
+      creator_joins = true;
+      if (!how.by_destructor) group.wait();
+    }
+    for (const auto& r : ran_on) EXPECT_NE(r.load(), -1);
+  });
+  int by_other = 0;
+  for (const auto& r : ran_on) by_other += r.load() != creator ? 1 : 0;
+  EXPECT_EQ(by_other, elsewhere.load());
+  EXPECT_GE(by_other, 1);
+}
+
+TEST(QueuedJoin, ChildrenRoutedToAnotherWorkerAreJoined) {
+  for (const bool late : {false, true}) {
+    for (const bool by_destructor : {false, true}) {
+      for (const bool on_heap : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "late " << late << ", by destructor " << by_destructor
+                                        << ", on the heap " << on_heap);
+        children_routed_to_the_other_worker({late, by_destructor, on_heap});
+      }
+    }
+  }
+}
+
 TEST(TaskMemory, TaskFreedOnAThreadIsReusedThere) {
 #if defined(LOCUS_ASAN) || defined(LOCUS_TSAN)
   GTEST_SKIP() << "sanitizer builds take every task from the C library";
