@@ -19,53 +19,73 @@ namespace {
 
 using locus_test::wait_until;
 
-// The creator queues children and keeps busy until the other worker has taken some; the
-// children the thief ran end before (`thief_late` false) or after (true) the creator's wait
-// counts them.
-void queued_children_taken_by_a_thief(const char* sched, bool thief_late) {
+// The creator gives the other worker children and keeps busy until it has taken some: children
+// queued parent-first, which that worker steals (`routed` false), or a hinted group's children
+// that adws sends to its queue (route_or_queue, `routed` true). The children run there end before
+// the creator's join looks at them (`late` false) or after it (true), which then parks; the join
+// is a wait() or the group's destructor, and the group lives on the creator's stack or the heap.
+struct join_case {
+  bool late = false;
+  bool by_destructor = false;
+  bool on_heap = false;
+};
+
+void children_run_by_the_other_worker(const char* sched, bool routed, join_case how) {
   locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
   constexpr int children = 64;
   std::array<std::atomic<int>, children> ran_on{};
   for (auto& r : ran_on) r = -1;
-  std::atomic<int> stolen{0};
-  std::atomic<bool> creator_waits{false};
+  std::atomic<int> elsewhere{0};
+  std::atomic<bool> creator_joins{false};
   int creator = -1;
   rt.exec([&] {
     creator = locus::this_worker();
-    locus::task_group tg;
-    for (int i = 0; i < children; ++i) {
-      tg.run(
-          [&, i] {
-            const int me = locus::this_worker();
-            ran_on[static_cast<std::size_t>(i)] = me;
-            if (me == creator) return;
-            stolen.fetch_add(1);
-            if (thief_late) {
-              ASSERT_TRUE(wait_until([&] { return creator_waits.load(); }));
-              std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            }
-          },
-          locus::parent_first);
+    {
+      const locus::work_hint total{routed ? double{children} : 0.0};  // 0: no hint
+      auto on_heap = std::make_unique<locus::task_group>(total);
+      locus::task_group on_stack{total};
+      locus::task_group& tg = how.on_heap ? *on_heap : on_stack;
+      for (int i = 0; i < children; ++i) {
+        auto child = [&, i] {
+          const int me = locus::this_worker();
+          ran_on[static_cast<std::size_t>(i)] = me;
+          if (me == creator) return;
+          elsewhere.fetch_add(1);
+          if (how.late) {
+            ASSERT_TRUE(wait_until([&] { return creator_joins.load(); }));
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+        };
+        if (routed) {
+          tg.run(child, locus::work_hint{1.0});
+        } else {
+          tg.run(child, locus::parent_first);
+        }
+      }
+      ASSERT_TRUE(wait_until([&] { return elsewhere.load() > 0; }));
+      creator_joins = true;
+      if (!how.by_destructor) tg.wait();
     }
-    ASSERT_TRUE(wait_until([&] { return stolen.load() > 0; }));
-    creator_waits = true;
-    tg.wait();
-    // Every child has ended once wait returns.
+    // Every child has ended once the join returns.
     for (const auto& r : ran_on) EXPECT_NE(r.load(), -1);
   });
-  int by_thief = 0;
-  for (const auto& r : ran_on) by_thief += r.load() != creator ? 1 : 0;
-  EXPECT_EQ(by_thief, stolen.load());
-  EXPECT_GE(by_thief, 1);
+  int by_other = 0;
+  for (const auto& r : ran_on) by_other += r.load() != creator ? 1 : 0;
+  EXPECT_EQ(by_other, elsewhere.load());
+  EXPECT_GE(by_other, 1);
 }
 
 // ws and numa-ws have a group-end hook, hws none: all three count without the atomic.
 TEST(QueuedJoin, ChildrenAThiefRanBeforeTheWaitAreJoined) {
-  for (const char* sched : {"ws", "numa-ws", "hws"}) queued_children_taken_by_a_thief(sched, false);
+  for (const char* sched : {"ws", "numa-ws", "hws"}) {
+    children_run_by_the_other_worker(sched, false, {.late = false});
+  }
 }
 
 TEST(QueuedJoin, ChildrenAThiefRunsAfterTheWaitCountedThemAreJoined) {
-  for (const char* sched : {"ws", "numa-ws", "hws"}) queued_children_taken_by_a_thief(sched, true);
+  for (const char* sched : {"ws", "numa-ws", "hws"}) {
+    children_run_by_the_other_worker(sched, false, {.late = true});
+  }
 }
 
 // Children counted only in `unsettled` keep wait() and the group's destructor off their fast
@@ -182,63 +202,13 @@ TEST(QueuedJoin, GroupReusedAfterStolenChildren) {
   });
 }
 
-// adws sends a hinted group's first children to the other worker's queue (route_or_queue), where
-// they end before the creator's join looks at them (`late` false) or after it (true), which then
-// parks; the join is a wait() or the group's destructor, and the group lives on the creator's
-// stack or on the heap.
-struct routed_join {
-  bool late = false;
-  bool by_destructor = false;
-  bool on_heap = false;
-};
-
-void children_routed_to_the_other_worker(routed_join how) {
-  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
-  constexpr int children = 16;
-  std::array<std::atomic<int>, children> ran_on{};
-  for (auto& r : ran_on) r = -1;
-  std::atomic<int> elsewhere{0};
-  std::atomic<bool> creator_joins{false};
-  int creator = -1;
-  rt.exec([&] {
-    creator = locus::this_worker();
-    {
-      auto tg = std::make_unique<locus::task_group>(locus::work_hint{double{children}});
-      locus::task_group on_stack{locus::work_hint{double{children}}};
-      locus::task_group& group = how.on_heap ? *tg : on_stack;
-      for (int i = 0; i < children; ++i) {
-        group.run(
-            [&, i] {
-              const int me = locus::this_worker();
-              ran_on[static_cast<std::size_t>(i)] = me;
-              if (me == creator) return;
-              elsewhere.fetch_add(1);
-              if (how.late) {
-                ASSERT_TRUE(wait_until([&] { return creator_joins.load(); }));
-                std::this_thread::sleep_for(std::chrono::milliseconds(5));
-              }
-            },
-            locus::work_hint{1.0});
-      }
-      ASSERT_TRUE(wait_until([&] { return elsewhere.load() > 0; }));
-      creator_joins = true;
-      if (!how.by_destructor) group.wait();
-    }
-    for (const auto& r : ran_on) EXPECT_NE(r.load(), -1);
-  });
-  int by_other = 0;
-  for (const auto& r : ran_on) by_other += r.load() != creator ? 1 : 0;
-  EXPECT_EQ(by_other, elsewhere.load());
-  EXPECT_GE(by_other, 1);
-}
-
 TEST(QueuedJoin, ChildrenRoutedToAnotherWorkerAreJoined) {
   for (const bool late : {false, true}) {
     for (const bool by_destructor : {false, true}) {
       for (const bool on_heap : {false, true}) {
         SCOPED_TRACE(testing::Message() << "late " << late << ", by destructor " << by_destructor
                                         << ", on the heap " << on_heap);
-        children_routed_to_the_other_worker({late, by_destructor, on_heap});
+        children_run_by_the_other_worker("adws", true, {late, by_destructor, on_heap});
       }
     }
   }
