@@ -678,7 +678,7 @@ TEST_F(ConfigRuntimeTest, BlankSchedulerSettingsAreUnset) {
   set("LOCUS_TAO_STEAL", "");
   set("LOCUS_HWS_QUEUE_BOUND", "");
   const std::map<std::string, std::pair<std::string, std::string>> expected = {
-      {"ws", {"LOCUS_WS_JOIN", "home"}},
+      {"ws", {"LOCUS_WS_JOIN", "auto (home, 2 workers)"}},
       {"adws", {"LOCUS_ADWS_STEAL", "1"}},
       {"tao", {"LOCUS_TAO_STEAL", "1"}},
       {"hws", {"LOCUS_HWS_QUEUE_BOUND", "40"}},

@@ -1,6 +1,7 @@
-// ws's join (src/sched/ws.cpp): with LOCUS_WS_JOIN=home (the default) a task whose continuation
-// was stolen goes back, at its join, to the worker it was stolen from when that worker is looking
-// for work; with `thief` it goes on where the join completed, as in Cilk-5.
+// ws's join (src/sched/ws.cpp): with LOCUS_WS_JOIN=home a task whose continuation was stolen
+// goes back, at its join, to the worker it was stolen from when that worker is looking for work;
+// with `thief` it goes on where the join completed, as in Cilk-5; `auto`, the default, is home
+// with two workers and thief with more.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -62,9 +63,9 @@ std::uint64_t settled_pushes(const locus::runtime& rt, std::uint64_t at_least) {
   return pushes;
 }
 
-TEST(Ws, AStolenContinuationGoesBackToItsVictimAtTheJoin) {
-  const saved_env env("LOCUS_WS_JOIN", "home");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+// Runs stolen joins until five went back to their victim (or 30 s passed); asserts that none
+// went on on a third worker and that every hand-back was offered.
+void expect_hand_backs(locus::runtime& rt) {
   int handed_back = 0, stayed = 0;
   // The victim is handed its task back only when it is seen searching: with another process on
   // a CPU (a test beside this one) it may not get to search for a while, so try for up to 30 s.
@@ -87,15 +88,48 @@ TEST(Ws, AStolenContinuationGoesBackToItsVictimAtTheJoin) {
             static_cast<std::uint64_t>(handed_back));
 }
 
-TEST(Ws, WithThiefJoinsTheTaskGoesOnWhereTheJoinCompleted) {
-  const saved_env env("LOCUS_WS_JOIN", "thief");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
-  for (int i = 0; i < 50; ++i) {
+// Every stolen join goes on on its thief, and nothing is offered.
+void expect_joins_stay_on_the_thief(locus::runtime& rt, int trials) {
+  for (int i = 0; i < trials; ++i) {
     const join_trial t = stolen_join(rt);
     ASSERT_NE(t.home, t.thief);
     EXPECT_EQ(t.after, t.thief);
   }
   EXPECT_EQ(rt.stats().total().pushes, 0u);
+}
+
+TEST(Ws, AStolenContinuationGoesBackToItsVictimAtTheJoin) {
+  const saved_env env("LOCUS_WS_JOIN", "home");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  expect_hand_backs(rt);
+}
+
+// With four workers `home` still hands back (the rule is the user's choice at any count).
+TEST(Ws, HomeHandsBackWithFourWorkers) {
+  const saved_env env("LOCUS_WS_JOIN", "home");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 4, .topology = "pack:1 core:4 pu:1"}};
+  expect_hand_backs(rt);
+}
+
+// The default hands back with two workers, where the other worker is every continuation's thief,
+// and keeps Cilk-5's rule with more, where thieves are drawn at random.
+TEST(Ws, AutoHandsBackOnlyWithTwoWorkers) {
+  const saved_env env("LOCUS_WS_JOIN", nullptr);
+  {
+    locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+    expect_hand_backs(rt);
+  }
+  for (const int workers : {3, 4}) {
+    locus::runtime rt{
+        locus::options{.sched = "ws", .workers = workers, .topology = "pack:1 core:4 pu:1"}};
+    expect_joins_stay_on_the_thief(rt, 20);
+  }
+}
+
+TEST(Ws, WithThiefJoinsTheTaskGoesOnWhereTheJoinCompleted) {
+  const saved_env env("LOCUS_WS_JOIN", "thief");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  expect_joins_stay_on_the_thief(rt, 50);
 }
 
 // A loop of fork-join steps keeps computing right under both rules, with many steals and
@@ -129,6 +163,7 @@ TEST(Ws, RejectsAnUnknownJoinRule) {
     EXPECT_NE(what.find("LOCUS_WS_JOIN"), std::string::npos) << what;
     EXPECT_NE(what.find("home"), std::string::npos) << what;
     EXPECT_NE(what.find("thief"), std::string::npos) << what;
+    EXPECT_NE(what.find("auto"), std::string::npos) << what;
   }
 }
 

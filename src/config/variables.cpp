@@ -46,9 +46,10 @@ constexpr std::array table{
              "4194304",
              "cache lines recorded at most while learning sizes; past it, lines are sampled"},
     // The schedulers' own (src/sched/*.cpp), read when a runtime with that scheduler starts.
-    variable{"LOCUS_WS_JOIN", "ws", "home, thief", "home",
+    variable{"LOCUS_WS_JOIN", "ws", "auto, home, thief", "auto",
              "where a task whose continuation was stolen goes on after its join: back on its "
-             "victim if idle, or on the thief (Cilk-5)"},
+             "victim if idle (home), or on the thief (Cilk-5); auto: home with 2 workers, thief "
+             "with more"},
     variable{"LOCUS_ADWS_STEAL", "adws, ml-adws", boolean, "1",
              "0 turns stealing off: the deterministic plan alone (for testing)"},
     variable{"LOCUS_NUMA_WS_WEIGHTS", "numa-ws",

@@ -2,18 +2,21 @@
 // paper compares against): child-first spawns, one deque per worker, victims drawn uniformly at
 // random, one task per steal.
 //
-// One departure from Cilk-5, at joins only (LOCUS_WS_JOIN, default `home`): when a thief completes
-// the join of a continuation it stole while the worker it stole from is looking for work, the
-// task goes back to that worker instead of going on on the thief. In Cilk-5 the thief goes on, so
-// a loop of fork-join steps moves to the other worker at almost every step, and with it the half
-// of the data each worker touches (94% of the leaves of a 48-leaf parallel_for changed worker from
-// one step to the next; 1.9% with the hand-back). When the host places the two vCPUs of this
-// machine far apart, that cost ws 1.3-1.8x oneTBB's time on heat, sor, ge and heat-ub, and the
-// hand-back brings them to 0.95-1.01 (bench/README, "What ws moves"). The hand-back is an offer:
-// the task waits in the victim's single-entry slot, and the thief takes it back if the victim has
-// not claimed it within reclaim_after_ns (the OS may deschedule the victim right after it was
-// seen searching), so a join never waits on a worker that does not run. `thief` keeps Cilk-5's
-// rule. Nothing of this is on the spawn path: the policy has no spawn, task or group-begin hook.
+// One departure from Cilk-5, at joins only, with two workers (LOCUS_WS_JOIN, default `auto`):
+// when a thief completes the join of a continuation it stole while the worker it stole from is
+// looking for work, the task goes back to that worker instead of going on on the thief. With two
+// workers the thief of a step's continuation is always the other worker, so under Cilk-5's rule
+// a loop of fork-join steps changes worker at almost every step, and with it the half of the data
+// each worker touches; the hand-back keeps each half on one worker from step to step, which pays
+// most when the host places the two CPUs far apart (bench/README, "What ws moves"). With more
+// workers the thieves are drawn at random and a leaf's worker changes from step to step under
+// either rule, so the hand-back would only add the victim's claim to the path of every stolen
+// join: `auto` keeps Cilk-5's rule there (bench/README, "Sixteen cores"). The hand-back is an
+// offer: the task waits in the victim's single-entry slot, and the thief takes it back if the
+// victim has not claimed it within reclaim_after_ns (the OS may deschedule the victim right after
+// it was seen searching), so a join never waits on a worker that does not run. `home` and `thief`
+// choose one rule at any worker count. Nothing of this is on the spawn path: the policy has no
+// spawn, task or group-begin hook.
 //
 // A second departure comes with the plain spawn path of the core (docs/scheduler-policies.md): a
 // group whose continuation was taken while a child still runs queues its further children, up to
@@ -44,15 +47,21 @@ constexpr std::uint64_t reclaim_after_ns = 10'000;
 class ws_policy final : public policy_base<ws_policy> {
  public:
   void attach(const topo::topology& /*topology*/, int workers) override {
+    std::string rule = "auto";
     if (const char* v = config::env_value("LOCUS_WS_JOIN")) {
-      hand_back_ = config::parse_choice("LOCUS_WS_JOIN", v, {"home", "thief"}) == "home";
+      rule = config::parse_choice("LOCUS_WS_JOIN", v, {"auto", "home", "thief"});
     }
+    chosen_by_auto_ = rule == "auto";
+    hand_back_ = rule == "home" || (chosen_by_auto_ && workers == 2);
+    workers_ = workers;
     slots_ = mailboxes(workers);
     offers_ = std::vector<offer>(static_cast<std::size_t>(workers));
   }
 
   std::vector<policy_setting> settings() const override {
-    return {{"LOCUS_WS_JOIN", hand_back_ ? "home" : "thief"}};
+    const std::string rule = hand_back_ ? "home" : "thief";
+    if (!chosen_by_auto_) return {{"LOCUS_WS_JOIN", rule}};
+    return {{"LOCUS_WS_JOIN", "auto (" + rule + ", " + std::to_string(workers_) + " workers)"}};
   }
 
   // Also while this worker's own offer is open: it must not sleep before it can take it back.
@@ -139,6 +148,8 @@ class ws_policy final : public policy_base<ws_policy> {
   }
 
   bool hand_back_ = true;
+  bool chosen_by_auto_ = true;
+  int workers_ = 0;
   mailboxes slots_;
   std::vector<offer> offers_;
 };
