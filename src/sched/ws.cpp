@@ -61,7 +61,8 @@ class ws_policy final : public policy_base<ws_policy> {
   std::vector<policy_setting> settings() const override {
     const std::string rule = hand_back_ ? "home" : "thief";
     if (!chosen_by_auto_) return {{"LOCUS_WS_JOIN", rule}};
-    return {{"LOCUS_WS_JOIN", "auto (" + rule + ", " + std::to_string(workers_) + " workers)"}};
+    const char* unit = workers_ == 1 ? " worker)" : " workers)";
+    return {{"LOCUS_WS_JOIN", "auto (" + rule + ", " + std::to_string(workers_) + unit}};
   }
 
   // Also while this worker's own offer is open: it must not sleep before it can take it back.
