@@ -9,14 +9,14 @@
 // a loop of fork-join steps changes worker at almost every step, and with it the half of the data
 // each worker touches; the hand-back keeps each half on one worker from step to step, which pays
 // most when the host places the two CPUs far apart (bench/README, "What ws moves"). With more
-// workers the thieves are drawn at random and a leaf's worker changes from step to step under
-// either rule, so the hand-back would only add the victim's claim to the path of every stolen
-// join: `auto` keeps Cilk-5's rule there (bench/README, "Sixteen cores"). The hand-back is an
-// offer: the task waits in the victim's single-entry slot, and the thief takes it back if the
-// victim has not claimed it within reclaim_after_ns (the OS may deschedule the victim right after
-// it was seen searching), so a join never waits on a worker that does not run. `home` and `thief`
-// choose one rule at any worker count. Nothing of this is on the spawn path: the policy has no
-// spawn, task or group-begin hook.
+// workers the thieves are drawn at random, so the hand-back cannot pin a step's pieces to workers
+// as it does with two, while it still adds the victim's claim to the path of every stolen join;
+// on 16 cores that cost more than it kept, and `auto` keeps Cilk-5's rule there (bench/README,
+// "Sixteen cores"). The hand-back is an offer: the task waits in the victim's single-entry slot,
+// and the thief takes it back if the victim has not claimed it within reclaim_after_ns (the OS
+// may deschedule the victim right after it was seen searching), so a join never waits on a worker
+// that does not run. `home` and `thief` choose one rule at any worker count. Nothing of this is
+// on the spawn path: the policy has no spawn, task or group-begin hook.
 //
 // A second departure comes with the plain spawn path of the core (docs/scheduler-policies.md): a
 // group whose continuation was taken while a child still runs queues its further children, up to
