@@ -691,4 +691,23 @@ TEST_F(ConfigRuntimeTest, BlankSchedulerSettingsAreUnset) {
   }
 }
 
+// ws's default names the rule `auto` chose and the worker count it chose it for, in the singular
+// for one worker.
+TEST_F(ConfigRuntimeTest, WsAutoJoinRuleNamesItsChoice) {
+  const locus_test::saved_env policy_env{"LOCUS_WS_JOIN"};
+  ::unsetenv("LOCUS_WS_JOIN");
+  const std::map<int, std::string> expected = {
+      {1, "auto (thief, 1 worker)"},
+      {2, "auto (home, 2 workers)"},
+      {4, "auto (thief, 4 workers)"},
+  };
+  for (const auto& [workers, setting] : expected) {
+    locus::runtime rt{
+        locus::options{.sched = "ws", .workers = workers, .topology = "pack:1 core:4 pu:1"}};
+    const auto described = parse_description(rt.describe());
+    ASSERT_TRUE(described.contains("LOCUS_WS_JOIN")) << workers;
+    EXPECT_EQ(described.at("LOCUS_WS_JOIN"), setting) << workers;
+  }
+}
+
 }  // namespace
