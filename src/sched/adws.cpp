@@ -125,11 +125,20 @@ struct steal_range {
   bool valid = false;
 };
 
-// A worker's queues of every level, and its steal range at each (under queues.lock).
+// A worker's queues of every level, and its steal range at each (under queues.lock). The worker
+// itself keeps a copy of its ranges, taken again only when their version moves: an idle worker
+// searches once per round, and taking its lock each time would pull the lock's line away from a
+// worker routing children into these queues.
 struct worker_queues {
-  explicit worker_queues(int levels) : queues(levels), range(static_cast<std::size_t>(levels)) {}
+  explicit worker_queues(int levels)
+      : queues(levels),
+        range(static_cast<std::size_t>(levels)),
+        seen(static_cast<std::size_t>(levels)) {}
   worker_levels queues;
   std::vector<steal_range> range;
+  alignas(64) std::atomic<std::uint64_t> range_version{0};  // bumped under the lock with `range`
+  alignas(64) std::vector<steal_range> seen;                // the worker's own thread only
+  std::uint64_t seen_version = ~std::uint64_t{0};
 };
 
 std::atomic<adws_steal_observer> steal_observer{nullptr};
@@ -331,16 +340,15 @@ class adws_policy final : public policy_base<adws_policy> {
     const int level = ties_->active_level(ctx.self());
     worker_queues& wq = queues_of(ctx.self());
     worker_levels& q = wq.queues;
-    steal_range range;
-    {
+    if (q.has(level)) {
       const std::lock_guard hold(q.lock);
       if (work_item* own = q.take_own(level)) return own;
       // Fig. 11, lines 36-38: migration queues from the top (depth 0) down, oldest first.
       for (auto& fifo : q.at[static_cast<std::size_t>(level)].by_depth) {
         if (!fifo.empty()) return q.take_front(level, fifo);
       }
-      range = wq.range[static_cast<std::size_t>(level)];
     }
+    const steal_range range = own_range(wq, level);
     if (!steal_ || !range.valid) return nullptr;  // Fig. 11, line 40
     return steal_within(ctx, level, range);
   }
@@ -348,6 +356,16 @@ class adws_policy final : public policy_base<adws_policy> {
  private:
   worker_queues& queues_of(int worker) const noexcept {
     return *queues_[static_cast<std::size_t>(worker)];
+  }
+
+  // The calling worker's steal range at `level`, as of a moment since this call began.
+  static const steal_range& own_range(worker_queues& wq, int level) {
+    if (wq.range_version.load(std::memory_order_acquire) != wq.seen_version) {
+      const std::lock_guard hold(wq.queues.lock);
+      wq.seen = wq.range;
+      wq.seen_version = wq.range_version.load(std::memory_order_relaxed);
+    }
+    return wq.seen[static_cast<std::size_t>(level)];
   }
 
   group_plan* take_plan(context& ctx) {
@@ -443,6 +461,7 @@ class adws_policy final : public policy_base<adws_policy> {
       worker_queues& wq = queues_of(tree_.server(plan.level, u));
       const std::lock_guard hold(wq.queues.lock);
       f(wq.range[static_cast<std::size_t>(plan.level)]);
+      wq.range_version.fetch_add(1, std::memory_order_release);
     }
   }
 
