@@ -37,10 +37,13 @@ struct worker_stats {
   std::uint64_t serial_spawns = 0;
   std::uint64_t suspensions = 0;    // joins that had to suspend the waiting task
   std::uint64_t local_resumes = 0;  // own continuations taken back by the scheduler loop
-  std::uint64_t sleeps = 0;         // times the worker went to sleep
-  std::uint64_t wakeups = 0;        // of which another worker woke it (the others timed out)
-  std::uint64_t pushes = 0;         // items this worker sent to another one (policies that push)
-  std::uint64_t migrations = 0;     // tasks this worker moved to another one at a group's end
+  // Queued tasks started on the context of the queued task that ran before them, found by the
+  // search at its end without going back to the scheduler loop.
+  std::uint64_t chained_tasks = 0;
+  std::uint64_t sleeps = 0;      // times the worker went to sleep
+  std::uint64_t wakeups = 0;     // of which another worker woke it (the others timed out)
+  std::uint64_t pushes = 0;      // items this worker sent to another one (policies that push)
+  std::uint64_t migrations = 0;  // tasks this worker moved to another one at a group's end
   // Times this worker, pinned, let the OS run it on any PU of its place because a worker's PU was
   // contended (it waited to run over a quarter of the time), until the contention ended.
   std::uint64_t cpu_unbinds = 0;

@@ -29,8 +29,8 @@ void json_worker(std::ostringstream& out, const worker_stats& w) {
                 w.busy_s, w.idle_s, w.overhead_s);
   out << "{\"worker\":" << w.worker << ',' << times << ",\"spawns\":" << w.spawns
       << ",\"serial_spawns\":" << w.serial_spawns << ",\"suspensions\":" << w.suspensions
-      << ",\"local_resumes\":" << w.local_resumes << ",\"sleeps\":" << w.sleeps
-      << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
+      << ",\"local_resumes\":" << w.local_resumes << ",\"chained_tasks\":" << w.chained_tasks
+      << ",\"sleeps\":" << w.sleeps << ",\"wakeups\":" << w.wakeups << ",\"pushes\":" << w.pushes
       << ",\"migrations\":" << w.migrations << ",\"cpu_unbinds\":" << w.cpu_unbinds
       << ",\"caller_moves\":" << w.caller_moves << ",\"stolen_items\":" << w.stolen_items
       << ",\"lost_races\":" << w.lost_races << ",\"steals_by_level\":";
@@ -198,6 +198,7 @@ worker_stats& worker_stats::operator+=(const worker_stats& w) {
   serial_spawns += w.serial_spawns;
   suspensions += w.suspensions;
   local_resumes += w.local_resumes;
+  chained_tasks += w.chained_tasks;
   sleeps += w.sleeps;
   wakeups += w.wakeups;
   pushes += w.pushes;

@@ -375,18 +375,17 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
   fiber_loop(complete_concurrent_child(w, g, me));
 }
 
-// A queued task, or a gang's member, on the stack of this context.
-[[gnu::noinline]] ult::transfer run_task(const switch_msg* m) {
-  worker* w = m->w;
+// A queued task, or a gang's member, on the stack of this context; returns its group.
+[[gnu::noinline]] group_state* run_task(worker* w, work_item* item) {
   task_base* raw;
   group_state* g;
   gang_member* member = nullptr;
-  if (m->item->kind == item_kind::gang_member) {
-    member = static_cast<gang_member*>(m->item);
+  if (item->kind == item_kind::gang_member) {
+    member = static_cast<gang_member*>(item);
     raw = member->gang;
     g = member->group;
   } else {
-    raw = static_cast<task_base*>(m->item);
+    raw = static_cast<task_base*>(item);
     g = raw->group;
   }
   task_frame& frame = frame_of(*w->running);
@@ -431,16 +430,67 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
     const std::unique_ptr<task_base> last(member->gang);  // the last member frees the gang
   }
   free_executed(task);
-  return complete_concurrent_child(w, g, w->running);
+  return g;
+}
+
+// Whether this was the last child of `g`'s parked waiter, which must then be resumed.
+inline bool last_child_of_waiter(group_state* g) noexcept {
+  return g != nullptr &&
+         g->pending.fetch_sub(1, std::memory_order_acq_rel) == group_state::waiter_flag + 1;
+}
+
+// Hands this worker over to `g`'s waiter, unless the policy routes it.
+ult::transfer resume_waiter(worker* w, group_state* g, ult::stack* me) noexcept {
+  switch_msg msg{what::finished, w, me, nullptr, nullptr};
+  const suspended waiter = g->waiter;
+  resume_item* resume = g->resume;
+  resume->origin = w->index;
+  if (!w->rt.hooks.route || g->unhooked || !w->rt.sched->route(w->ctx, *resume)) {
+    auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
+    w->running = waiter_stack;
+    if (w->trace != nullptr) {
+      // Straight into the waiter, without the scheduler loop that would close the slices.
+      w->trace->close_all();
+      w->trace->begin_resume();
+    }
+    return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
+  }
+  w->running = &w->native;
+  return ult::switch_to(w->sched_ctx, w->native, &msg);
+}
+
+// Back to the scheduler loop, which gives this context's stack back and dispatches `next`.
+ult::transfer leave_to_scheduler(worker* w, ult::stack* me, work_item* next) noexcept {
+  switch_msg msg{what::finished, w, me, nullptr, next};
+  w->running = &w->native;
+  return ult::switch_to(w->sched_ctx, w->native, &msg);
 }
 
 }  // namespace
 
 namespace {
+// Queued tasks run here one after another for as long as the search after each finds another.
 void fiber_loop(ult::transfer t) {
   for (;;) {
     resumed(t);
-    t = run_task(static_cast<const switch_msg*>(t.data));
+    const auto* m = static_cast<const switch_msg*>(t.data);
+    worker* w = m->w;
+    work_item* item = m->item;
+    for (;;) {
+      group_state* g = run_task(w, item);
+      w = current_worker_here();
+      if (last_child_of_waiter(g)) {
+        t = resume_waiter(w, g, w->running);
+        break;
+      }
+      item = w->next_after_task();
+      if (item == nullptr || item->kind != item_kind::task) {
+        t = leave_to_scheduler(w, w->running, item);
+        break;
+      }
+      w->counters.chained_tasks.add();
+      w->enter_phase(worker::phase::busy, clock_ns());
+    }
   }
 }
 }  // namespace
@@ -451,26 +501,8 @@ void fiber_main(ult::transfer t) {
 }
 
 ult::transfer complete_concurrent_child(worker* w, group_state* g, ult::stack* me) noexcept {
-  switch_msg msg{what::finished, w, me, nullptr, nullptr};
-  if (g != nullptr &&
-      g->pending.fetch_sub(1, std::memory_order_acq_rel) == group_state::waiter_flag + 1) {
-    // Last child of a parked waiter: hand this worker over to it, unless the policy routes it.
-    const suspended waiter = g->waiter;
-    resume_item* resume = g->resume;
-    resume->origin = w->index;
-    if (!w->rt.hooks.route || g->unhooked || !w->rt.sched->route(w->ctx, *resume)) {
-      auto* waiter_stack = static_cast<ult::stack*>(waiter.stack);
-      w->running = waiter_stack;
-      if (w->trace != nullptr) {
-        // Straight into the waiter, without the scheduler loop that would close the slices.
-        w->trace->close_all();
-        w->trace->begin_resume();
-      }
-      return ult::switch_to(waiter.ctx, *waiter_stack, &msg);
-    }
-  }
-  w->running = &w->native;
-  return ult::switch_to(w->sched_ctx, w->native, &msg);
+  if (last_child_of_waiter(g)) return resume_waiter(w, g, me);
+  return leave_to_scheduler(w, me, nullptr);
 }
 
 namespace {

@@ -367,6 +367,7 @@ locus::stats runtime_impl::stats() const {
     ws.serial_spawns = c.serial_spawns.get();
     ws.suspensions = c.suspensions.get();
     ws.local_resumes = c.local_resumes.get();
+    ws.chained_tasks = c.chained_tasks.get();
     ws.sleeps = c.sleeps.get();
     ws.wakeups = c.wakeups.get();
     ws.pushes = c.pushes.get();
@@ -392,9 +393,10 @@ void runtime_impl::reset_stats() noexcept {
   stats_epoch_ns_.store(clock_ns(), std::memory_order_relaxed);
   for (auto& w : workers_) {
     worker_counters& c = w->counters;
-    for (counter* x : {&c.spawns, &c.serial_spawns, &c.suspensions, &c.local_resumes, &c.sleeps,
-                       &c.wakeups, &c.pushes, &c.migrations, &c.cpu_unbinds, &c.caller_moves,
-                       &c.stolen_items, &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
+    for (counter* x :
+         {&c.spawns, &c.serial_spawns, &c.suspensions, &c.local_resumes, &c.chained_tasks,
+          &c.sleeps, &c.wakeups, &c.pushes, &c.migrations, &c.cpu_unbinds, &c.caller_moves,
+          &c.stolen_items, &c.lost_races, &c.busy_ns, &c.idle_ns, &c.overhead_ns}) {
       x->reset();
     }
     for (auto& x : c.steals) x.reset();

@@ -122,38 +122,7 @@ work_item* worker::find_work(std::uint64_t& found_at) {
       enter_phase(phase::idle, found_at);
       searching = true;
     }
-    if (work_item* first = mail.take(lane::first)) {
-      if (trace != nullptr) {
-        if (const int from = origin_of(first); from >= 0) trace->migrated_from(from);
-      }
-      return first;
-    }
-    if (work_item* item = pop_local()) {
-      if (item->kind == item_kind::continuation) counters.local_resumes.add();
-      return item;
-    }
-    if (work_item* delivered = mail.take(lane::normal)) {
-      if (trace != nullptr) {
-        if (const int from = origin_of(delivered); from >= 0) trace->migrated_from(from);
-      }
-      return delivered;
-    }
-    if (rt.has_submitted()) {
-      if (task_base* root = rt.take_submitted()) return root;
-    }
-    if (work_item* stolen = rt.sched->find_work(ctx)) {
-      if (trace != nullptr) {
-        // A waiter a policy handed over through its own queues moved; it was not stolen.
-        if (const int from = origin_of(stolen); from >= 0) {
-          if (stolen->kind == item_kind::resume) {
-            trace->migrated_from(from);
-          } else {
-            trace->steal_from(from);
-          }
-        }
-      }
-      return stolen;
-    }
+    if (work_item* item = look_once()) return item;
     ++rounds;
     if (rounds < spin_rounds) {
       for (int i = 0; i < 16; ++i) cpu_relax();
@@ -170,6 +139,58 @@ work_item* worker::find_work(std::uint64_t& found_at) {
     }
   }
   return nullptr;
+}
+
+// One round of the search: work delivered to go first, local work, the rest of the inbox,
+// submitted roots, the policy's steal.
+work_item* worker::look_once() {
+  if (work_item* first = mail.take(lane::first)) {
+    if (trace != nullptr) {
+      if (const int from = origin_of(first); from >= 0) trace->migrated_from(from);
+    }
+    return first;
+  }
+  if (work_item* item = pop_local()) {
+    if (item->kind == item_kind::continuation) counters.local_resumes.add();
+    return item;
+  }
+  if (work_item* delivered = mail.take(lane::normal)) {
+    if (trace != nullptr) {
+      if (const int from = origin_of(delivered); from >= 0) trace->migrated_from(from);
+    }
+    return delivered;
+  }
+  if (rt.has_submitted()) {
+    if (task_base* root = rt.take_submitted()) return root;
+  }
+  if (work_item* stolen = rt.sched->find_work(ctx)) {
+    if (trace != nullptr) {
+      // A waiter a policy handed over through its own queues moved; it was not stolen.
+      if (const int from = origin_of(stolen); from >= 0) {
+        if (stolen->kind == item_kind::resume) {
+          trace->migrated_from(from);
+        } else {
+          trace->steal_from(from);
+        }
+      }
+    }
+    return stolen;
+  }
+  return nullptr;
+}
+
+work_item* worker::next_after_task() {
+  if (probed || rt.stopping() || guest_done() || rt.seat_wanted_of(*this)) return nullptr;
+  const std::uint64_t now = clock_ns();
+  if (cpu_watch.watching() && guest_ == nullptr) [[unlikely]]
+    follow_cpu_contention(now);
+  // A round as find_work's: searching from its start (context::searching, which ws's hand-back
+  // asks of the worker it would hand a join to), and counted as overhead if it finds work.
+  search_beat_ns.store(now, std::memory_order_relaxed);
+  enter_phase(phase::idle, now);
+  work_item* item = look_once();
+  if (item != nullptr) enter_phase(phase::overhead, now);
+  return item;
 }
 
 void worker::dispatch(work_item* item) {
@@ -221,9 +242,10 @@ void worker::dispatch(work_item* item) {
 work_item* worker::after_return(const ult::transfer& t) {
   const auto* m = static_cast<const switch_msg*>(t.data);
   if (m->kind == switch_msg::what::finished) {
+    work_item* next = m->item;  // what the finished context found (next_after_task), if anything
     m->stack->parked = t.fctx;
     stacks.release(m->stack);
-    return nullptr;
+    return next;
   }
   if (m->kind != switch_msg::what::parked && m->kind != switch_msg::what::migrating) {
     return nullptr;

@@ -46,7 +46,8 @@ struct counter {
 struct worker_counters {
   explicit worker_counters(int levels)
       : steals(levels), failed_steals(levels), stolen_items_by_level(levels) {}
-  counter spawns, serial_spawns, suspensions, local_resumes, sleeps, wakeups, pushes, migrations;
+  counter spawns, serial_spawns, suspensions, local_resumes, chained_tasks, sleeps, wakeups;
+  counter pushes, migrations;
   counter cpu_unbinds, caller_moves;
   counter stolen_items, lost_races;
   counter busy_ns, idle_ns, overhead_ns;
@@ -156,6 +157,13 @@ class alignas(64) worker {
   void main_loop();
   std::thread thread;
 
+  // For a context whose queued task just finished: one round of the scheduler loop's search,
+  // so that a task found runs on that context at once, without two switches through the
+  // scheduler and a stack given back and taken again. Null when nothing was found or the
+  // scheduler loop has something else to do (a trace or a meter watches task boundaries, the
+  // runtime stops, a seated caller's root ended, a caller wants the seat).
+  work_item* next_after_task();
+
   // A caller of exec sitting in this worker's seat (runtime_impl::run_seated) runs `root` and
   // then the worker's loop until the root has ended.
   void host(task_base* root, const root_signal& signal);
@@ -166,6 +174,7 @@ class alignas(64) worker {
   const root_signal* guest_ = nullptr;  // the seated caller's root
   // Sets found_at to the clock at the start of the search round that found the item.
   work_item* find_work(std::uint64_t& found_at);
+  work_item* look_once();
   void follow_cpu_contention(std::uint64_t now) noexcept;
   ult::stack* acquire_stack_or_die() noexcept;
   // Runs `item` and whatever running it hands back.
