@@ -184,8 +184,8 @@ work_item* worker::next_after_task() {
   const std::uint64_t now = clock_ns();
   if (cpu_watch.watching() && guest_ == nullptr) [[unlikely]]
     follow_cpu_contention(now);
-  // A round as find_work's: searching from its start (context::searching, which ws's hand-back
-  // asks of the worker it would hand a join to), and counted as overhead if it finds work.
+  // A round as find_work's: searching from its start (context::searching, which a policy asks of
+  // a worker it would hand work to), and counted as overhead if it finds work.
   search_beat_ns.store(now, std::memory_order_relaxed);
   enter_phase(phase::idle, now);
   work_item* item = look_once();
