@@ -197,23 +197,26 @@ int tie_table::active_level(int worker) const noexcept {
   return leaf;
 }
 
-worker_levels::worker_levels(int levels)
-    : at(static_cast<std::size_t>(levels)),
-      queued(std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(levels))) {
-  for (int l = 0; l < levels; ++l) queued[static_cast<std::size_t>(l)].store(0);
+static_assert(alignof(std::atomic<int>) * (1 + worker_levels::counts_on_line) <= 64,
+              "the lock and the first counts fill one line");
+
+worker_levels::worker_levels(int levels) : at(static_cast<std::size_t>(levels)) {
+  if (levels > counts_on_line) {
+    far_ = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(levels - counts_on_line));
+  }
 }
 
 work_item* worker_levels::take_front(int level, std::deque<work_item*>& q) {
   work_item* item = q.front();
   q.pop_front();
-  queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+  count(level).fetch_sub(1, std::memory_order_relaxed);
   return item;
 }
 
 work_item* worker_levels::take_back(int level, std::deque<work_item*>& q) {
   work_item* item = q.back();
   q.pop_back();
-  queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+  count(level).fetch_sub(1, std::memory_order_relaxed);
   return item;
 }
 
@@ -232,7 +235,7 @@ work_item* worker_levels::take_admitted(int level, std::deque<work_item*>& q,
   if (it == q.end()) return nullptr;
   work_item* item = *it;
   q.erase(it);
-  queued[static_cast<std::size_t>(level)].fetch_sub(1, std::memory_order_relaxed);
+  count(level).fetch_sub(1, std::memory_order_relaxed);
   return item;
 }
 

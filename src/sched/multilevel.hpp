@@ -145,17 +145,25 @@ struct level_queues {
   std::deque<work_item*> held;
 };
 
-// Per-worker queues of every level, under one lock; `queued` counts items per level for a
-// worker about to sleep.
-struct worker_levels {
+// Per-worker queues of every level, under one lock; `count(level)` is the number of items of a
+// level, read without the lock by a worker about to sleep. The lock and the counts of the first
+// levels share one cache line: a worker routing a child to another takes the lock and adds to
+// the count, and the receiving worker reads the count and takes the lock, so one line moves
+// between them per item instead of two.
+struct alignas(64) worker_levels {
+  static constexpr int counts_on_line = 15;
   explicit worker_levels(int levels);
-  spin_lock lock;
-  std::vector<level_queues> at;
-  std::unique_ptr<std::atomic<int>[]> queued;
 
-  void add(int level, int n = 1) noexcept {
-    queued[static_cast<std::size_t>(level)].fetch_add(n, std::memory_order_seq_cst);
-  }
+  spin_flag lock;
+
+ private:
+  std::atomic<int> near_[counts_on_line] = {};
+
+ public:
+  // Read-only once built: it may share a line with whatever follows.
+  std::vector<level_queues> at;
+
+  void add(int level, int n = 1) noexcept { count(level).fetch_add(n, std::memory_order_seq_cst); }
   work_item* take_front(int level, std::deque<work_item*>& q);
   work_item* take_back(int level, std::deque<work_item*>& q);
   // The first item of `q` that `bounds` admits (any, without bounds), from the front or the
@@ -163,11 +171,20 @@ struct worker_levels {
   work_item* take_admitted(int level, std::deque<work_item*>& q, const steal_bounds* bounds,
                            bool from_back);
   // Items of `level` waiting here (read without the lock, by a worker about to sleep).
-  bool has(int level) const noexcept {
-    return queued[static_cast<std::size_t>(level)].load(std::memory_order_seq_cst) > 0;
-  }
+  bool has(int level) const noexcept { return count(level).load(std::memory_order_seq_cst) > 0; }
   // With `lock` held: the newest held item of `level`.
   work_item* take_own(int level);
+
+ private:
+  std::atomic<int>& count(int level) noexcept {
+    return level < counts_on_line ? near_[level]
+                                  : far_[static_cast<std::size_t>(level - counts_on_line)];
+  }
+  const std::atomic<int>& count(int level) const noexcept {
+    return level < counts_on_line ? near_[level]
+                                  : far_[static_cast<std::size_t>(level - counts_on_line)];
+  }
+  std::unique_ptr<std::atomic<int>[]> far_;  // levels past the line's, in deep topologies
 };
 
 // Group plans per worker: a group ends on whichever worker resumes its creator and gives its

@@ -5,7 +5,7 @@
 // microseconds against the fraction of one the holder keeps it. This one spins, then yields the
 // CPU, which the holder may share with it (more workers than CPUs, or a busy neighbour). It has
 // a cache line of its own, so that waiters reading it do not slow the holder's writes to what
-// it guards.
+// it guards (spin_flag where the guarded data the holder touches first fits on the line).
 #pragma once
 
 #include <atomic>
@@ -14,7 +14,9 @@
 
 namespace locus::detail {
 
-class alignas(64) spin_lock {
+// The lock word alone, for a structure that keeps what its holders touch first on the lock's own
+// line (so that taking the lock and updating that data moves one line between CPUs, not two).
+class spin_flag {
  public:
   bool try_lock() noexcept { return !held_.exchange(true, std::memory_order_acquire); }
 
@@ -30,5 +32,7 @@ class alignas(64) spin_lock {
  private:
   std::atomic<bool> held_{false};
 };
+
+class alignas(64) spin_lock : public spin_flag {};
 
 }  // namespace locus::detail
