@@ -180,44 +180,57 @@ TEST(AdwsDominance, CreatorReachingWaitLetsItsWorkerHelp) {
                             << "worker " << child_on.load() << ")";
 }
 
-// A flat loop whose hints are wrong: worker 1's planned half (children 0-3) is short, worker 0's
-// (4-7) long. Worker 1, done first, steals the loop's continuation from worker 0's deque and
-// spawns children 5-7, which are planned on worker 0: they go to worker 0's migration queue.
-// The paper does not steal from the migration queues of the first worker of the range (they
-// would hold tasks from outside it); with every steal bounded by the group's range and depth,
-// worker 1 takes them from there, or it would idle while worker 0 runs all of them. Child 4
-// (on worker 0) waits until another long child has started elsewhere, so that without this
-// the test fails rather than passes by timing.
+// A thief that takes a creator's continuation in mid-loop spawns the creator's later children
+// where the plan puts them: back on the first worker of the range, into its migration queue. The
+// paper does not steal from the migration queues of the first worker of the range (they would
+// hold tasks from outside it); with every steal bounded by the group's range and depth, the
+// thief takes them from there, or it would idle while that worker runs all of them.
+// The root's group G gives child A the top quarter of [0, 2) (worker 1) and keeps [0, 1.5) for
+// the root's inline part, which opens group H: H's first child C0 gets [0.75, 1.5), planned on
+// worker 0, and runs there child-first with the rest of the loop in worker 0's deque. Once A has
+// ended (G dominant), worker 1 steals that continuation and spawns C1-C4, planned on [0, 0.75):
+// they go to worker 0's migration queue. C0 waits until one of them has started elsewhere, so
+// that without these steals the test fails rather than passes by timing.
 TEST(AdwsDominance, AThiefHelpsWithTheChildrenItSentBackToTheFirstWorker) {
   ::setenv("LOCUS_ADWS_STEAL", "1", 1);
   locus::runtime rt{locus::options{.sched = "adws",
                                    .workers = 2,
                                    .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
-  std::vector<std::atomic<int>> ran_on(8);
-  std::atomic<bool> long_child_elsewhere{false};
+  std::atomic<int> first_child_on{-1};
+  std::atomic<int> loop_went_on_on{-1};
+  std::vector<std::atomic<int>> ran_on(4);
+  std::atomic<bool> later_child_elsewhere{false};
   rt.exec([&] {
-    locus::task_group tg{locus::work_hint{8.0}};
-    for (int i = 0; i < 8; ++i) {
-      tg.run(
+    locus::task_group g{locus::work_hint{4.0}};
+    g.run([] {}, locus::work_hint{1.0});
+    locus::task_group h{locus::work_hint{8.0}};
+    h.run(
+        [&] {
+          first_child_on = locus::this_worker();
+          const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+          while (!later_child_elsewhere && std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::yield();
+          }
+        },
+        locus::work_hint{4.0});
+    loop_went_on_on = locus::this_worker();
+    for (int i = 0; i < 4; ++i) {
+      h.run(
           [&, i] {
             const int self = locus::this_worker();
             ran_on[static_cast<std::size_t>(i)] = self;
-            if (i < 4) return;
-            if (self != 0) long_child_elsewhere = true;
-            if (i != 4) return;
-            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-            while (!long_child_elsewhere && std::chrono::steady_clock::now() < give_up) {
-              std::this_thread::yield();
-            }
+            if (self != first_child_on.load()) later_child_elsewhere = true;
           },
           locus::work_hint{1.0});
     }
-    tg.wait();
+    h.wait();
+    g.wait();
   });
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(ran_on[static_cast<std::size_t>(i)].load(), 1) << i;
-  int long_on_worker_1 = 0;
-  for (int i = 4; i < 8; ++i) long_on_worker_1 += ran_on[static_cast<std::size_t>(i)].load() == 1;
-  EXPECT_GT(long_on_worker_1, 0) << "worker 1 never helped with worker 0's long children";
+  EXPECT_EQ(first_child_on.load(), 0);
+  EXPECT_EQ(loop_went_on_on.load(), 1) << "worker 1 did not take the loop's continuation";
+  int later_on_worker_1 = 0;
+  for (auto& w : ran_on) later_on_worker_1 += w.load() == 1;
+  EXPECT_GT(later_on_worker_1, 0) << "worker 1 never helped with the children it sent back";
 }
 
 }  // namespace

@@ -273,4 +273,43 @@ INSTANTIATE_TEST_SUITE_P(Hints, AdwsHints,
                            return std::string("none");
                          });
 
+// A flat loop's children that the plan keeps on the creator's worker are queued, not run
+// child-first: they all start after the loop has spawned the last of them, on the creator's
+// worker at its wait, newest first (the group's first child alone would run at once).
+TEST(AdwsFlatLoop, ChildrenKeptOnTheCreatorRunAtItsWaitNewestFirst) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
+  constexpr int n = 8;
+  std::vector<std::atomic<int>> ran_on(n);
+  std::vector<std::atomic<int>> started_as(n);  // order of start among the creator's children
+  std::vector<std::atomic<bool>> after_loop(n);
+  std::atomic<bool> loop_done{false};
+  std::atomic<int> next_on_creator{0};
+  int creator = -1;
+  rt.exec([&] {
+    creator = locus::this_worker();
+    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
+    for (int i = 0; i < n; ++i) {
+      tg.run(
+          [&, i] {
+            const auto k = static_cast<std::size_t>(i);
+            ran_on[k] = locus::this_worker();
+            after_loop[k] = loop_done.load();
+            if (ran_on[k] == creator) started_as[k] = next_on_creator.fetch_add(1);
+          },
+          locus::work_hint{1.0});
+    }
+    loop_done = true;
+    tg.wait();
+  });
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  for (int i = 0; i < n / 2; ++i) EXPECT_EQ(ran_on[static_cast<std::size_t>(i)], 1 - creator) << i;
+  for (int i = n / 2; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    EXPECT_EQ(ran_on[k], creator) << i;
+    EXPECT_TRUE(after_loop[k]) << "child " << i << " ran before the loop had spawned the last";
+    EXPECT_EQ(started_as[k], n - 1 - i) << "child " << i;
+  }
+}
+
 }  // namespace

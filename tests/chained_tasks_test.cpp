@@ -86,33 +86,35 @@ TEST(ChainedTasks, UnderATraceEveryTaskGoesThroughTheSchedulerLoop) {
 TEST(ChainedTasks, AdwsRunsTheChildrenMigratedToAWorkerOneAfterAnother) {
   locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
   std::atomic<bool> all_spawned{false};
-  std::atomic<int> ran_elsewhere{0};
+  std::atomic<int> migrated_ran_elsewhere{0};
   int creator = -1;
   rt.exec([&] {
     creator = locus::this_worker();
     // Equal hints: the first half of the children is planned on the other worker and goes to its
-    // migration queue, where they wait until every child is queued. The creator keeps its worker
-    // until they have run, so that its join does not steal them back.
+    // migration queue, where they wait until every one of them is queued. The creator spawns its
+    // own half only once they have run, so that neither its join nor its queued children (which
+    // the other worker may steal at the end) come between them.
     locus::task_group tg{locus::work_hint{static_cast<double>(children)}};
-    for (int i = 0; i < children; ++i) {
+    const auto spawn = [&](int i) {
       tg.run(
-          [&] {
-            if (locus::this_worker() == creator) return;
+          [&, i] {
+            if (i >= children / 2 || locus::this_worker() == creator) return;
             EXPECT_TRUE(wait_until([&] { return all_spawned.load(std::memory_order_acquire); }));
-            ran_elsewhere.fetch_add(1, std::memory_order_release);
+            migrated_ran_elsewhere.fetch_add(1, std::memory_order_release);
           },
           locus::work_hint{1.0});
-    }
+    };
+    for (int i = 0; i < children / 2; ++i) spawn(i);
     all_spawned.store(true, std::memory_order_release);
-    EXPECT_TRUE(
-        wait_until([&] { return ran_elsewhere.load(std::memory_order_acquire) == children / 2; }));
+    EXPECT_TRUE(wait_until(
+        [&] { return migrated_ran_elsewhere.load(std::memory_order_acquire) == children / 2; }));
+    const locus::stats before_own_half = rt.stats();
+    EXPECT_EQ(before_own_half.workers[static_cast<std::size_t>(1 - creator)].chained_tasks,
+              static_cast<std::uint64_t>(children / 2 - 1));
+    for (int i = children / 2; i < children; ++i) spawn(i);
     tg.wait();
   });
-  const int other = 1 - creator;
-  const locus::stats s = rt.stats();
-  EXPECT_EQ(ran_elsewhere.load(), children / 2);
-  EXPECT_EQ(s.workers[static_cast<std::size_t>(other)].chained_tasks,
-            static_cast<std::uint64_t>(children / 2 - 1));
+  EXPECT_EQ(migrated_ran_elsewhere.load(), children / 2);
 }
 
 }  // namespace

@@ -20,9 +20,10 @@
 // the right, and children left to right). A task belongs to worker floor(lo) (its owner). In a
 // cross-worker group (floor(lo) != floor(hi) for the task that created it), a child owned by
 // another worker migrates there, into that worker's migration queue for the child's depth; every
-// other child runs at once, child-first. A cross-worker task's continuation, once its children are
-// done, resumes on its owner (Fig. 7, WAIT). Depth counts cross-worker groups from the root (§3.2):
-// a cross-worker group's children are one deeper than the task that created it.
+// other child runs at once, child-first (but see below for a group's later children). A
+// cross-worker task's continuation, once its children are done, resumes on its owner (Fig. 7,
+// WAIT). Depth counts cross-worker groups from the root (§3.2): a cross-worker group's children
+// are one deeper than the task that created it.
 //
 // Stealing (§3.2): a cross-worker group becomes dominant once one of its children with
 // floor(lo) != floor(hi) (the paper's cross-worker task: this includes a child that ends on a
@@ -68,6 +69,15 @@
 //   the group's creator: the creator's later children are planned on floor(x) and go there, and
 //   a thief that could not take them back would idle while floor(x) runs them all (a flat loop
 //   whose hints understate the work of its last children; tests/adws_steal_range_test.cpp).
+// - A child that stays on its creator's worker runs child-first only if it is the group's first
+//   child; later ones are queued on the creator's deque (parent-first) and run at its wait, on
+//   its stack, newest first, or by a thief within the range. The worker that runs each child is
+//   the plan's either way. In a flat loop of spawns, child-first would switch the creator onto a
+//   stack of its own for every child and leave the loop's continuation for thieves to take, which
+//   then spawn the creator's later children and send them back to it; queued, the creator spawns
+//   its part of the loop at a plain queue push each, as oneTBB's and OpenMP's owners do
+//   (bench/README, "Where locus is behind a peer", sparselu). A binary fork ("run(left); right();
+//   wait()") has one spawned child and is unchanged.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -289,6 +299,8 @@ class adws_policy final : public policy_base<adws_policy> {
     // anywhere: it runs where it is spawned. Sent to its nominal owner it would wait behind all
     // of that worker's own work, and with it the group, which keeps the steal range deep.
     if (plan.cross && target != ctx.self() && !child.empty()) return spawn_decision::route;
+    // The group's second child or later, kept here: queued, to run at the creator's wait.
+    if (plan.spawned > 1) return spawn_decision::parent_first;
     return stay;
   }
 
