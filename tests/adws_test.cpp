@@ -312,4 +312,34 @@ TEST(AdwsFlatLoop, ChildrenKeptOnTheCreatorRunAtItsWaitNewestFirst) {
   }
 }
 
+// A long flat loop does not become as many heap tasks at once: past 256 children queued on the
+// creator, its later ones run child-first again, during the loop.
+TEST(AdwsFlatLoop, QueuesAtMost256ChildrenOnTheCreator) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
+  constexpr int n = 1000;
+  std::atomic<bool> loop_done{false};
+  std::atomic<int> on_creator_during_loop{0}, on_creator_after_loop{0};
+  rt.exec([&] {
+    const int creator = locus::this_worker();
+    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
+    for (int i = 0; i < n; ++i) {
+      tg.run(
+          [&] {
+            if (locus::this_worker() != creator) return;
+            (loop_done ? on_creator_after_loop : on_creator_during_loop).fetch_add(1);
+          },
+          locus::work_hint{1.0});
+    }
+    loop_done = true;
+    tg.wait();
+  });
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  // The bound counts whatever else the creator's queue holds; the plan's halves may differ by a
+  // child where a range straddles the two workers' boundary.
+  EXPECT_LE(on_creator_after_loop.load(), 256);
+  EXPECT_GE(on_creator_after_loop.load(), 250);
+  EXPECT_NEAR(on_creator_after_loop.load() + on_creator_during_loop.load(), n / 2, 2);
+}
+
 }  // namespace

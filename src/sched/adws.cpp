@@ -76,8 +76,8 @@
 //   stack of its own for every child and leave the loop's continuation for thieves to take, which
 //   then spawn the creator's later children and send them back to it; queued, the creator spawns
 //   its part of the loop at a plain queue push each, as oneTBB's and OpenMP's owners do
-//   (bench/README, "Where locus is behind a peer", sparselu). A binary fork ("run(left); right();
-//   wait()") has one spawned child and is unchanged.
+//   (bench/README, "Where locus is behind a peer", sparselu), up to 256 in its queue. A binary
+//   fork ("run(left); right(); wait()") has one spawned child and is unchanged.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -152,6 +152,11 @@ struct worker_queues {
 };
 
 std::atomic<adws_steal_observer> steal_observer{nullptr};
+
+// Past this many items in the creator's queue, a group's later children run child-first again:
+// a long flat loop does not become as many heap tasks at once (the core's bound for a stolen
+// loop under ws is the same).
+constexpr std::size_t queued_children_bound = 256;
 
 class adws_policy final : public policy_base<adws_policy> {
  public:
@@ -300,7 +305,9 @@ class adws_policy final : public policy_base<adws_policy> {
     // of that worker's own work, and with it the group, which keeps the steal range deep.
     if (plan.cross && target != ctx.self() && !child.empty()) return spawn_decision::route;
     // The group's second child or later, kept here: queued, to run at the creator's wait.
-    if (plan.spawned > 1) return spawn_decision::parent_first;
+    if (plan.spawned > 1 && ctx.own_queue_size() < queued_children_bound) {
+      return spawn_decision::parent_first;
+    }
     return stay;
   }
 
