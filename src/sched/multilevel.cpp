@@ -197,7 +197,8 @@ int tie_table::active_level(int worker) const noexcept {
   return leaf;
 }
 
-static_assert(alignof(std::atomic<int>) * (1 + worker_levels::counts_on_line) <= 64,
+static_assert(sizeof(std::atomic<int>) * (1 + worker_levels::counts_on_line) <= 64 &&
+                  sizeof(spin_flag) <= sizeof(std::atomic<int>),
               "the lock and the first counts fill one line");
 
 worker_levels::worker_levels(int levels) : at(static_cast<std::size_t>(levels)) {
