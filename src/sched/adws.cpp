@@ -153,11 +153,6 @@ struct worker_queues {
 
 std::atomic<adws_steal_observer> steal_observer{nullptr};
 
-// Past this many items in the creator's queue, a group's later children run child-first again:
-// a long flat loop does not become as many heap tasks at once (the core's bound for a stolen
-// loop under ws is the same).
-constexpr std::size_t queued_children_bound = 256;
-
 class adws_policy final : public policy_base<adws_policy> {
  public:
   explicit adws_policy(bool multi_level) : multi_level_(multi_level) {}

@@ -34,6 +34,11 @@ struct steal_result {
 // scheduling point, and a child finishing there returns to the loop for it), `normal` after it.
 enum class lane : std::uint8_t { normal, first };
 
+// Items a worker's own queue holds before a spawn that would queue a child (a loop of spawns
+// queued parent-first, by the core's stolen-loop rule or a policy's decision) goes child-first
+// again: a long loop must not turn into as many tasks on the heap at once.
+inline constexpr std::size_t queued_children_bound = 256;
+
 class context {
  public:
   context(worker& w, int self) noexcept : w_(w), self_(self) {}

@@ -591,21 +591,21 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   stack->owner_scope = parent_scope;
 }
 
+// `ordinal`: the child's, drawn by the caller (the plain path, which draws it first), or none
+// yet (draw_ordinal).
+constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
+
 // A group with children running concurrently with its creator (a thief took the creator's
 // continuation, or a child suspended) queues its further children, parent-first: in a loop of
 // spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
 // continuation per child, where queued children leave the loop with the worker that runs it and
 // let the others take the children one at a time. Up to a bound: a long loop must not turn into
-// as many tasks on the heap; past it the spawn is child-first, behind the queued ones. True if the
-// child is to be queued (spawn_routed then queues it).
-constexpr std::int64_t queued_after_steal_bound = 256;
-
-// `ordinal`: the child's, drawn by the caller (the plain path, which draws it first), or none
-// yet (draw_ordinal).
-constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
+// as many tasks on the heap (queued_children_bound); past it the spawn is child-first, behind the
+// queued ones. True if the child is to be queued (spawn_routed then queues it).
 [[gnu::noinline]] bool queue_after_steal(worker* w, spawn_record& rec,
                                          std::uint32_t ordinal = draw_ordinal) {
-  if (w->default_queue.deque.size() >= queued_after_steal_bound) return false;
+  if (static_cast<std::size_t>(w->default_queue.deque.size()) >= queued_children_bound)
+    return false;
   if (ordinal == draw_ordinal) ordinal = next_ordinal(*rec.group);
   inherit(record_of(rec), frame_of(*w->running), ordinal, rec.options.place);
   rec.route = static_cast<std::uint8_t>(spawn_decision::parent_first);
