@@ -342,4 +342,42 @@ TEST(AdwsFlatLoop, QueuesAtMost256ChildrenOnTheCreator) {
   EXPECT_NEAR(on_creator_after_loop.load() + on_creator_during_loop.load(), n / 2, 2);
 }
 
+// Children routed to a worker that is busy wait in the ring from their creator to it, and past
+// the ring's capacity in its migration queue: all of them reach it, and it runs them in the order
+// they were spawned.
+TEST(AdwsFlatLoop, ChildrenRoutedToABusyWorkerAllArriveInSpawnOrder) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
+  constexpr int n = 1200;  // the first half is planned on the other worker
+  std::atomic<bool> loop_done{false};
+  std::vector<int> order_on_other;  // touched by the other worker only, read after the join
+  std::vector<std::atomic<int>> ran_on(n);
+  int creator = -1;
+  rt.exec([&] {
+    creator = locus::this_worker();
+    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
+    for (int i = 0; i < n; ++i) {
+      tg.run(
+          [&, i] {
+            ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+            if (locus::this_worker() != creator) order_on_other.push_back(i);
+            // The other worker's first child holds it until every child has been routed.
+            if (i == 0) {
+              while (!loop_done) std::this_thread::yield();
+            }
+          },
+          locus::work_hint{1.0});
+    }
+    loop_done = true;
+    tg.wait();
+  });
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  ASSERT_NE(creator, -1);
+  // The plan's halves may differ by a child where a range straddles the workers' boundary.
+  const auto routed = static_cast<int>(order_on_other.size());
+  EXPECT_NEAR(routed, n / 2, 1);
+  for (int i = 0; i < routed; ++i) EXPECT_EQ(order_on_other[static_cast<std::size_t>(i)], i);
+  for (int i = routed; i < n; ++i) EXPECT_EQ(ran_on[static_cast<std::size_t>(i)], creator) << i;
+}
+
 }  // namespace

@@ -78,6 +78,14 @@
 //   its part of the loop at a plain queue push each, as oneTBB's and OpenMP's owners do
 //   (bench/README, "Where locus is behind a peer", sparselu), up to 256 in its queue. A binary
 //   fork ("run(left); right(); wait()") has one spawned child and is unchanged.
+// - A migrating child travels to its owner through a ring kept for each pair of workers
+//   (src/sched/routed_ring.hpp) and enters the owner's migration queue when the holder of its
+//   queue lock next looks: the owner searching for work, a thief stealing from it, or a sender
+//   whose ring is full. The sender stores twice and takes no lock: a locked send had to wait for
+//   the line the idle owner was polling, on every child of a flat loop, while its creator was
+//   still spawning (bench/README, "Where locus is behind a peer", sparselu). As with a push onto
+//   the core's queue, no fence separates the send from the look at the owner's sleep flag: a
+//   wake-up missed in that window waits for the sleep's timeout.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -97,6 +105,7 @@
 #include "sched/context.hpp"
 #include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
+#include "sched/routed_ring.hpp"
 
 namespace locus::detail {
 namespace {
@@ -115,9 +124,13 @@ struct group_plan {
   double remaining = 0;  // work hint left
   bool hinted = false;   // the group has a work hint (else it is split 1 : 1)
   int spawned = 0;
-  int level = 0;           // of the tree of caches, where the children are scheduled
-  int depth = 0;           // of the children
-  bool cross = false;      // the children's range spans units
+  int level = 0;       // of the tree of caches, where the children are scheduled
+  int depth = 0;       // of the children
+  bool cross = false;  // the children's range spans units
+  // Facts of `level` that every spawn reads, looked up once when the group begins.
+  int units = 0;
+  bool leaf = false;  // `level` is the workers'
+  const multilevel::cache_unit* unit_at = nullptr;
   int creator_server = 0;  // worker that runs the creator's continuation
   task_state creator{};    // that task's state, restored when the group ends
   bool creator_unhooked = false;
@@ -140,11 +153,16 @@ struct steal_range {
 // searches once per round, and taking its lock each time would pull the lock's line away from a
 // worker routing children into these queues.
 struct worker_queues {
-  explicit worker_queues(int levels)
+  worker_queues(int levels, int workers)
       : queues(levels),
         range(static_cast<std::size_t>(levels)),
-        seen(static_cast<std::size_t>(levels)) {}
+        seen(static_cast<std::size_t>(levels)) {
+    for (int i = 0; i < workers; ++i) inbound.push_back(std::make_unique<routed_ring>());
+  }
   worker_levels queues;
+  // Children routed here, by sending worker, until a holder of queues.lock moves them into
+  // `queues` (drain_inbound).
+  std::vector<std::unique_ptr<routed_ring>> inbound;
   std::vector<steal_range> range;
   alignas(64) std::atomic<std::uint64_t> range_version{0};  // bumped under the lock with `range`
   alignas(64) std::vector<steal_range> seen;                // the worker's own thread only
@@ -165,7 +183,7 @@ class adws_policy final : public policy_base<adws_policy> {
     ties_.emplace(tree_);
     queues_.clear();
     for (int i = 0; i < workers; ++i) {
-      queues_.push_back(std::make_unique<worker_queues>(tree_.levels()));
+      queues_.push_back(std::make_unique<worker_queues>(tree_.levels(), workers));
     }
     plans_.reset(workers);
   }
@@ -179,7 +197,8 @@ class adws_policy final : public policy_base<adws_policy> {
 
   bool has_work(const context& ctx) const noexcept override {
     const int level = ties_->active_level(ctx.self());
-    return queues_of(ctx.self()).queues.has(level);
+    const worker_queues& wq = queues_of(ctx.self());
+    return wq.queues.has(level) || has_inbound(wq);
   }
 
   void group_begin(context& ctx, group_state& g) override {
@@ -230,6 +249,9 @@ class adws_policy final : public policy_base<adws_policy> {
       }
     }
     plan->level = level;
+    plan->units = tree_.units(level);
+    plan->leaf = level == tree_.leaf_level();
+    plan->unit_at = &tree_.unit(level, 0);
     plan->whole = plan->left = range;
     plan->hinted = g.work_hint > 0;
     plan->remaining = g.work_hint;
@@ -290,11 +312,11 @@ class adws_policy final : public policy_base<adws_policy> {
     // where its inline work and later children run, comes last.
     const auto [child, rest] = plan.left.divide(share);
     plan.left = rest;
-    assign(spawn.child, plan.level, child, plan.depth, &plan);
+    assign(spawn.child, plan, child, &plan);
     // The creator goes on with the rest of the range (inline work, nested groups).
     task_frame& creator = ctx.current();
-    assign(creator, plan.level, rest, plan.depth, state_of(creator).group);
-    const int target = tree_.server(plan.level, child.owner(tree_.units(plan.level)));
+    assign(creator, plan, rest, state_of(creator).group);
+    const int target = plan.unit_at[child.owner(plan.units)].first_worker;
     // A child with an empty share (hints that overdraw the group's total) has no work planned
     // anywhere: it runs where it is spawned. Sent to its nominal owner it would wait behind all
     // of that worker's own work, and with it the group, which keeps the steal range deep.
@@ -320,14 +342,11 @@ class adws_policy final : public policy_base<adws_policy> {
     }
     const task_state& t = state_of(context::record_of(item));
     const int target = tree_.server(t.level, t.range.owner(tree_.units(t.level)));
-    worker_levels& q = queues_of(target).queues;
-    const auto depth = static_cast<std::size_t>(std::max(0, t.depth));
-    {
-      const std::lock_guard hold(q.lock);
-      auto& by_depth = q.at[static_cast<std::size_t>(t.level)].by_depth;
-      if (by_depth.size() <= depth) by_depth.resize(depth + 1);
-      by_depth[depth].push_back(&item);
-      q.add(t.level);
+    worker_queues& wq = queues_of(target);
+    if (!wq.inbound[static_cast<std::size_t>(ctx.self())]->try_put(&item)) {
+      const std::lock_guard hold(wq.queues.lock);
+      drain_inbound(wq);  // what this worker sent before goes first
+      migrate(wq.queues, item);
     }
     ctx.posted(target);
     return true;
@@ -354,8 +373,9 @@ class adws_policy final : public policy_base<adws_policy> {
     const int level = ties_->active_level(ctx.self());
     worker_queues& wq = queues_of(ctx.self());
     worker_levels& q = wq.queues;
-    if (q.has(level)) {
+    if (q.has(level) || has_inbound(wq)) {
       const std::lock_guard hold(q.lock);
+      drain_inbound(wq);
       if (work_item* own = q.take_own(level)) return own;
       // Fig. 11, lines 36-38: migration queues from the top (depth 0) down, oldest first.
       for (auto& fifo : q.at[static_cast<std::size_t>(level)].by_depth) {
@@ -370,6 +390,30 @@ class adws_policy final : public policy_base<adws_policy> {
  private:
   worker_queues& queues_of(int worker) const noexcept {
     return *queues_[static_cast<std::size_t>(worker)];
+  }
+
+  static bool has_inbound(const worker_queues& wq) noexcept {
+    for (const auto& ring : wq.inbound) {
+      if (!ring->looks_empty()) return true;
+    }
+    return false;
+  }
+
+  // Into the migration queue of `item`'s depth at its level; under q.lock.
+  static void migrate(worker_levels& q, work_item& item) {
+    const task_state& t = state_of(context::record_of(item));
+    const auto depth = static_cast<std::size_t>(std::max(0, t.depth));
+    auto& by_depth = q.at[static_cast<std::size_t>(t.level)].by_depth;
+    if (by_depth.size() <= depth) by_depth.resize(depth + 1);
+    by_depth[depth].push_back(&item);
+    q.add(t.level);
+  }
+
+  // Moves the children routed to wq's worker into its migration queues; under its queues.lock.
+  static void drain_inbound(worker_queues& wq) {
+    for (const auto& ring : wq.inbound) {
+      ring->drain([&](work_item* item) { migrate(wq.queues, *item); });
+    }
   }
 
   // The calling worker's steal range at `level`, as of a moment since this call began.
@@ -402,13 +446,15 @@ class adws_policy final : public policy_base<adws_policy> {
     if (victim >= mine) ++victim;  // a choice among first..last except this worker's unit
     if (victim > last) return nullptr;
     const int server = tree_.server(level, victim);
-    worker_levels& vq = queues_of(server).queues;
+    worker_queues& vwq = queues_of(server);
+    worker_levels& vq = vwq.queues;
     // Only tasks inside the range: at its ends a victim also holds tasks of the groups beside
     // it (at the same depth), and a victim's one primary queue mixes depths.
     const multilevel::steal_bounds bounds{range.range, range.depth};
     const steal_result r = ctx.steal_with(server, [&]() -> work_item* {
-      if (vq.has(level)) {
+      if (vq.has(level) || has_inbound(vwq)) {
         const std::lock_guard hold(vq.lock);
+        drain_inbound(vwq);
         auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
         for (int d = static_cast<int>(by_depth.size()) - 1; d >= range.depth; --d) {
           auto& fifo = by_depth[static_cast<std::size_t>(d)];
@@ -491,6 +537,12 @@ class adws_policy final : public policy_base<adws_policy> {
               void* group) const noexcept {
     state_of(f) = {r, depth, static_cast<std::int16_t>(level), true, group};
     f.children_unhooked = within_one_worker(level, r);
+  }
+  // The same for a child of `plan` or its creator, from the facts the plan keeps.
+  static void assign(task_frame& f, const group_plan& plan, const dist_range& r,
+                     void* group) noexcept {
+    state_of(f) = {r, plan.depth, static_cast<std::int16_t>(plan.level), true, group};
+    f.children_unhooked = plan.leaf && !r.spans_units(plan.units);
   }
 
   const bool multi_level_;

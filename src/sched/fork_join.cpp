@@ -121,15 +121,21 @@ bool skip_canceled(worker& w, const group_state* g) noexcept {
   return true;
 }
 
-[[gnu::always_inline]] inline void queue_locally(worker& w, group_state& g, task_base* task) {
+// A child about to be queued or routed joins its group's count: in `unsettled` when the group
+// lives on the stack spawning it (see group_state), else in `pending`.
+[[gnu::always_inline]] inline void count_queued(worker& w, group_state& g, task_base* task) {
   task->group = &g;
   task->origin = w.index;
-  if (!w.rt.hooks.begins_groups() && on_running_stack(w, g)) {
+  if (on_running_stack(w, g)) {
     task->unsettled = true;
     ++g.unsettled;
   } else {
     g.pending.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+[[gnu::always_inline]] inline void queue_locally(worker& w, group_state& g, task_base* task) {
+  count_queued(w, g, task);
   w.counters.spawns.add();
   w.push_local(task);
   w.rt.notify_work();
@@ -138,9 +144,7 @@ bool skip_canceled(worker& w, const group_state* g) noexcept {
 // A queued child the policy wants to route: it goes wherever route() puts it, or, if route()
 // keeps it, on this worker's queue.
 void route_or_queue(worker& w, group_state& g, std::unique_ptr<task_base> task) {
-  task->group = &g;
-  task->origin = w.index;
-  g.pending.fetch_add(1, std::memory_order_relaxed);
+  count_queued(w, g, task.get());
   task_base* raw = task.release();
   w.counters.spawns.add();
   if (w.rt.hooks.route && w.rt.sched->route(w.ctx, *raw)) return;

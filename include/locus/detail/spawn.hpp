@@ -168,12 +168,11 @@ struct resume_item final : work_item {
 // the parent: continuations taken by another worker and queued tasks. A child that ran serially
 // before its parent's continuation is never counted.
 //
-// Under a scheduler without group-begin or group-wait hooks, tasks queued by code running on the
-// stack that holds the group (its creator, or children the creator runs there) are counted in
-// `unsettled` instead, without an atomic (a spawner's read-modify-write would pull the counter's
-// line from the thief that just counted a child down), and wait() takes its slow path while any
-// are left: most of them are popped and run by the creator's own wait, which just counts them
-// down again.
+// Tasks queued or routed to another worker by code running on the stack that holds the group
+// (its creator, or children the creator runs there) are counted in `unsettled` instead, without
+// an atomic (a spawner's read-modify-write would pull the counter's line from the worker that
+// just counted a child down), and wait() takes its slow path while any are left: most of those
+// queued here are popped and run by the creator's own wait, which just counts them down again.
 // Whoever else runs one decrements `pending`, which may go negative; the creator's wait adds what
 // is left of `unsettled` to `pending` before it looks at `pending` or parks.
 struct group_state {
