@@ -78,13 +78,13 @@
 //   its part of the loop at a plain queue push each, as oneTBB's and OpenMP's owners do
 //   (bench/README, "Where locus is behind a peer", sparselu), up to 256 in its queue. A binary
 //   fork ("run(left); right(); wait()") has one spawned child and is unchanged.
-// - A migrating child travels to its owner through a ring kept for each pair of workers
-//   (src/sched/routed_ring.hpp) and enters the owner's migration queue when the holder of its
-//   queue lock next looks: the owner searching for work, a thief stealing from it, or a sender
-//   whose ring is full. The sender stores twice and takes no lock: a locked send had to wait for
-//   the line the idle owner was polling, on every child of a flat loop, while its creator was
-//   still spawning (bench/README, "Where locus is behind a peer", sparselu). As with a push onto
-//   the core's queue, no fence separates the send from the look at the owner's sleep flag: a
+// - A migrating child travels to its owner through a ring kept for each pair of workers that
+//   has routed a child (src/sched/routed_ring.hpp) and enters the owner's migration queue when the
+//   holder of its queue lock next looks: the owner searching for work, a thief stealing from it, or
+//   a sender whose ring is full. The sender stores twice and takes no lock: a locked send had to
+//   wait for the line the idle owner was polling, on every child of a flat loop, while its creator
+//   was still spawning (bench/README, "Where locus is behind a peer", sparselu). As with a push
+//   onto the core's queue, no fence separates the send from the look at the owner's sleep flag: a
 //   wake-up missed in that window waits for the sleep's timeout.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
@@ -155,14 +155,13 @@ struct steal_range {
 struct worker_queues {
   worker_queues(int levels, int workers)
       : queues(levels),
+        inbound(workers),
         range(static_cast<std::size_t>(levels)),
-        seen(static_cast<std::size_t>(levels)) {
-    for (int i = 0; i < workers; ++i) inbound.push_back(std::make_unique<routed_ring>());
-  }
+        seen(static_cast<std::size_t>(levels)) {}
   worker_levels queues;
-  // Children routed here, by sending worker, until a holder of queues.lock moves them into
-  // `queues` (drain_inbound).
-  std::vector<std::unique_ptr<routed_ring>> inbound;
+  // Children routed here, until a holder of queues.lock moves them into `queues`
+  // (drain_inbound).
+  routed_inbox inbound;
   std::vector<steal_range> range;
   alignas(64) std::atomic<std::uint64_t> range_version{0};  // bumped under the lock with `range`
   alignas(64) std::vector<steal_range> seen;                // the worker's own thread only
@@ -343,9 +342,9 @@ class adws_policy final : public policy_base<adws_policy> {
     const task_state& t = state_of(context::record_of(item));
     const int target = tree_.server(t.level, t.range.owner(tree_.units(t.level)));
     worker_queues& wq = queues_of(target);
-    if (!wq.inbound[static_cast<std::size_t>(ctx.self())]->try_put(&item)) {
+    if (!wq.inbound.try_send(ctx.self(), &item)) {
       const std::lock_guard hold(wq.queues.lock);
-      drain_inbound(wq);  // what this worker sent before goes first
+      drain_inbound(wq, true);  // what this worker sent before goes first
       migrate(wq.queues, item);
     }
     ctx.posted(target);
@@ -392,12 +391,7 @@ class adws_policy final : public policy_base<adws_policy> {
     return *queues_[static_cast<std::size_t>(worker)];
   }
 
-  static bool has_inbound(const worker_queues& wq) noexcept {
-    for (const auto& ring : wq.inbound) {
-      if (!ring->looks_empty()) return true;
-    }
-    return false;
-  }
+  static bool has_inbound(const worker_queues& wq) noexcept { return wq.inbound.has_arrivals(); }
 
   // Into the migration queue of `item`'s depth at its level; under q.lock.
   static void migrate(worker_levels& q, work_item& item) {
@@ -410,10 +404,8 @@ class adws_policy final : public policy_base<adws_policy> {
   }
 
   // Moves the children routed to wq's worker into its migration queues; under its queues.lock.
-  static void drain_inbound(worker_queues& wq) {
-    for (const auto& ring : wq.inbound) {
-      ring->drain([&](work_item* item) { migrate(wq.queues, *item); });
-    }
+  static void drain_inbound(worker_queues& wq, bool all = false) {
+    wq.inbound.drain([&](work_item* item) { migrate(wq.queues, *item); }, all);
   }
 
   // The calling worker's steal range at `level`, as of a moment since this call began.

@@ -7,7 +7,10 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "locus/detail/spawn.hpp"
 
@@ -29,11 +32,6 @@ class routed_ring {
     return true;
   }
 
-  // Anyone, without the lock: whether items may be waiting.
-  bool looks_empty() const noexcept {
-    return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire);
-  }
-
   // Under the receiver's lock: hands every waiting item to `take`, oldest first.
   template <class Take>
   void drain(Take&& take) {
@@ -49,6 +47,52 @@ class routed_ring {
   std::uint64_t head_seen_ = 0;  // the sender's last look at head_
   alignas(64) std::atomic<std::uint64_t> head_{0};
   alignas(64) std::array<std::atomic<work_item*>, capacity> slots_{};
+};
+
+// The rings into one worker: one per sender, made by the sender on its first send, and a flag
+// that every send raises, so that the receiver polls one line whatever the number of workers.
+// Whoever clears the flag (exchange, under the receiver's lock) drains every ring after it, so
+// that an item put before the flag was raised is never left behind a cleared flag.
+class routed_inbox {
+ public:
+  explicit routed_inbox(int senders)
+      : rings_(std::make_unique<std::atomic<routed_ring*>[]>(static_cast<std::size_t>(senders))),
+        owned_(static_cast<std::size_t>(senders)),
+        senders_(senders) {}
+
+  // Sender `from`, on its own thread; false when its ring is full.
+  bool try_send(int from, work_item* item) {
+    const auto i = static_cast<std::size_t>(from);
+    routed_ring* ring = rings_[i].load(std::memory_order_relaxed);
+    if (ring == nullptr) {
+      owned_[i] = std::make_unique<routed_ring>();
+      ring = owned_[i].get();
+      rings_[i].store(ring, std::memory_order_release);
+    }
+    if (!ring->try_put(item)) return false;
+    arrivals_.store(true, std::memory_order_release);
+    return true;
+  }
+
+  // Anyone, without the lock: whether items may be waiting.
+  bool has_arrivals() const noexcept { return arrivals_.load(std::memory_order_relaxed); }
+
+  // Under the receiver's lock: hands what arrived to `take`, each sender's oldest first; with
+  // `all`, also when the flag is down (a sender whose own ring is full).
+  template <class Take>
+  void drain(Take&& take, bool all = false) {
+    if (!all && !arrivals_.load(std::memory_order_relaxed)) return;
+    arrivals_.exchange(false, std::memory_order_acquire);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(senders_); ++i) {
+      if (routed_ring* ring = rings_[i].load(std::memory_order_acquire)) ring->drain(take);
+    }
+  }
+
+ private:
+  std::unique_ptr<std::atomic<routed_ring*>[]> rings_;
+  std::vector<std::unique_ptr<routed_ring>> owned_;  // entry i written by sender i only
+  int senders_;
+  alignas(64) std::atomic<bool> arrivals_{false};
 };
 
 }  // namespace locus::detail
