@@ -81,7 +81,7 @@
 // - A migrating child travels to its owner through a ring kept for each pair of workers that
 //   has routed a child (src/sched/routed_ring.hpp) and enters the owner's migration queue when the
 //   holder of its queue lock next looks: the owner searching for work, a thief stealing from it, or
-//   a sender whose ring is full. The sender stores twice and takes no lock: a locked send had to
+//   a sender whose ring is full. The sender only stores and takes no lock: a locked send had to
 //   wait for the line the idle owner was polling, on every child of a flat loop, while its creator
 //   was still spawning (bench/README, "Where locus is behind a peer", sparselu). As with a push
 //   onto the core's queue, no fence separates the send from the look at the owner's sleep flag: a

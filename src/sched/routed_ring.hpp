@@ -1,8 +1,8 @@
 // Work items one worker hands to another, without a lock on the sender's side: one ring per
-// sender and receiver. A send is two plain stores, so it never waits for a cache line the
-// receiver polls (a locked instruction would: the receiver reads that line on every round of
-// its search). Whoever holds the receiver's queue lock moves what arrived into its queues, so
-// the ring has one consumer at a time.
+// sender and receiver. A send is plain stores (the item, the ring's tail, the inbox's flag), so
+// it never waits for a cache line the receiver polls (a locked instruction would: the receiver
+// reads that line on every round of its search). Whoever holds the receiver's queue lock moves
+// what arrived into its queues, so the ring has one consumer at a time.
 #pragma once
 
 #include <array>
