@@ -273,36 +273,46 @@ INSTANTIATE_TEST_SUITE_P(Hints, AdwsHints,
                            return std::string("none");
                          });
 
+// A flat loop of n children hinted alike, in a group hinted n, spawned by a root of a 2-worker
+// adws runtime that does not steal (the plan alone places the children): child i runs
+// `child(i, creator, loop_done)`, loop_done set once the loop has spawned the last child.
+// Returns the worker that ran the loop.
+template <class Child>
+int run_flat_loop(int n, Child child) {
+  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
+  int creator = -1;
+  {
+    locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
+    std::atomic<bool> loop_done{false};
+    rt.exec([&] {
+      creator = locus::this_worker();
+      locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
+      for (int i = 0; i < n; ++i) {
+        tg.run([&, i] { child(i, creator, loop_done); }, locus::work_hint{1.0});
+      }
+      loop_done = true;
+      tg.wait();
+    });
+  }
+  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
+  return creator;
+}
+
 // A flat loop's children that the plan keeps on the creator's worker are queued, not run
 // child-first: they all start after the loop has spawned the last of them, on the creator's
 // worker at its wait, newest first (the group's first child alone would run at once).
 TEST(AdwsFlatLoop, ChildrenKeptOnTheCreatorRunAtItsWaitNewestFirst) {
-  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
-  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
   constexpr int n = 8;
   std::vector<std::atomic<int>> ran_on(n);
   std::vector<std::atomic<int>> started_as(n);  // order of start among the creator's children
   std::vector<std::atomic<bool>> after_loop(n);
-  std::atomic<bool> loop_done{false};
   std::atomic<int> next_on_creator{0};
-  int creator = -1;
-  rt.exec([&] {
-    creator = locus::this_worker();
-    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
-    for (int i = 0; i < n; ++i) {
-      tg.run(
-          [&, i] {
-            const auto k = static_cast<std::size_t>(i);
-            ran_on[k] = locus::this_worker();
-            after_loop[k] = loop_done.load();
-            if (ran_on[k] == creator) started_as[k] = next_on_creator.fetch_add(1);
-          },
-          locus::work_hint{1.0});
-    }
-    loop_done = true;
-    tg.wait();
+  const int creator = run_flat_loop(n, [&](int i, int from, const std::atomic<bool>& loop_done) {
+    const auto k = static_cast<std::size_t>(i);
+    ran_on[k] = locus::this_worker();
+    after_loop[k] = loop_done.load();
+    if (ran_on[k] == from) started_as[k] = next_on_creator.fetch_add(1);
   });
-  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
   for (int i = 0; i < n / 2; ++i) EXPECT_EQ(ran_on[static_cast<std::size_t>(i)], 1 - creator) << i;
   for (int i = n / 2; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -315,26 +325,12 @@ TEST(AdwsFlatLoop, ChildrenKeptOnTheCreatorRunAtItsWaitNewestFirst) {
 // A long flat loop does not become as many heap tasks at once: past 256 children queued on the
 // creator, its later ones run child-first again, during the loop.
 TEST(AdwsFlatLoop, QueuesAtMost256ChildrenOnTheCreator) {
-  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
-  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
   constexpr int n = 1000;
-  std::atomic<bool> loop_done{false};
   std::atomic<int> on_creator_during_loop{0}, on_creator_after_loop{0};
-  rt.exec([&] {
-    const int creator = locus::this_worker();
-    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
-    for (int i = 0; i < n; ++i) {
-      tg.run(
-          [&] {
-            if (locus::this_worker() != creator) return;
-            (loop_done ? on_creator_after_loop : on_creator_during_loop).fetch_add(1);
-          },
-          locus::work_hint{1.0});
-    }
-    loop_done = true;
-    tg.wait();
+  run_flat_loop(n, [&](int, int from, const std::atomic<bool>& loop_done) {
+    if (locus::this_worker() != from) return;
+    (loop_done ? on_creator_after_loop : on_creator_during_loop).fetch_add(1);
   });
-  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
   // The bound counts whatever else the creator's queue holds; the plan's halves may differ by a
   // child where a range straddles the two workers' boundary.
   EXPECT_LE(on_creator_after_loop.load(), 256);
@@ -346,32 +342,17 @@ TEST(AdwsFlatLoop, QueuesAtMost256ChildrenOnTheCreator) {
 // the ring's capacity in its migration queue: all of them reach it, and it runs them in the order
 // they were spawned.
 TEST(AdwsFlatLoop, ChildrenRoutedToABusyWorkerAllArriveInSpawnOrder) {
-  ::setenv("LOCUS_ADWS_STEAL", "0", 1);
-  locus::runtime rt{locus::options{.sched = "adws", .workers = 2}};
-  constexpr int n = 1200;  // the first half is planned on the other worker
-  std::atomic<bool> loop_done{false};
+  constexpr int n = 1200;           // the first half is planned on the other worker
   std::vector<int> order_on_other;  // touched by the other worker only, read after the join
   std::vector<std::atomic<int>> ran_on(n);
-  int creator = -1;
-  rt.exec([&] {
-    creator = locus::this_worker();
-    locus::task_group tg{locus::work_hint{static_cast<double>(n)}};
-    for (int i = 0; i < n; ++i) {
-      tg.run(
-          [&, i] {
-            ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
-            if (locus::this_worker() != creator) order_on_other.push_back(i);
-            // The other worker's first child holds it until every child has been routed.
-            if (i == 0) {
-              while (!loop_done) std::this_thread::yield();
-            }
-          },
-          locus::work_hint{1.0});
+  const int creator = run_flat_loop(n, [&](int i, int from, const std::atomic<bool>& loop_done) {
+    ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+    if (locus::this_worker() != from) order_on_other.push_back(i);
+    // The other worker's first child holds it until every child has been routed.
+    if (i == 0) {
+      while (!loop_done) std::this_thread::yield();
     }
-    loop_done = true;
-    tg.wait();
   });
-  ::setenv("LOCUS_ADWS_STEAL", "1", 1);
   ASSERT_NE(creator, -1);
   // The plan's halves may differ by a child where a range straddles the workers' boundary.
   const auto routed = static_cast<int>(order_on_other.size());

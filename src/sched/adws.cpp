@@ -197,7 +197,7 @@ class adws_policy final : public policy_base<adws_policy> {
   bool has_work(const context& ctx) const noexcept override {
     const int level = ties_->active_level(ctx.self());
     const worker_queues& wq = queues_of(ctx.self());
-    return wq.queues.has(level) || has_inbound(wq);
+    return wq.queues.has(level) || wq.inbound.has_arrivals();
   }
 
   void group_begin(context& ctx, group_state& g) override {
@@ -372,7 +372,7 @@ class adws_policy final : public policy_base<adws_policy> {
     const int level = ties_->active_level(ctx.self());
     worker_queues& wq = queues_of(ctx.self());
     worker_levels& q = wq.queues;
-    if (q.has(level) || has_inbound(wq)) {
+    if (q.has(level) || wq.inbound.has_arrivals()) {
       const std::lock_guard hold(q.lock);
       drain_inbound(wq);
       if (work_item* own = q.take_own(level)) return own;
@@ -390,8 +390,6 @@ class adws_policy final : public policy_base<adws_policy> {
   worker_queues& queues_of(int worker) const noexcept {
     return *queues_[static_cast<std::size_t>(worker)];
   }
-
-  static bool has_inbound(const worker_queues& wq) noexcept { return wq.inbound.has_arrivals(); }
 
   // Into the migration queue of `item`'s depth at its level; under q.lock.
   static void migrate(worker_levels& q, work_item& item) {
@@ -444,7 +442,7 @@ class adws_policy final : public policy_base<adws_policy> {
     // it (at the same depth), and a victim's one primary queue mixes depths.
     const multilevel::steal_bounds bounds{range.range, range.depth};
     const steal_result r = ctx.steal_with(server, [&]() -> work_item* {
-      if (vq.has(level) || has_inbound(vwq)) {
+      if (vq.has(level) || vwq.inbound.has_arrivals()) {
         const std::lock_guard hold(vq.lock);
         drain_inbound(vwq);
         auto& by_depth = vq.at[static_cast<std::size_t>(level)].by_depth;
