@@ -630,18 +630,19 @@ TEST_F(ConfigRuntimeTest, DescribeOfTheRealMachine) {
 // Each scheduler's own settings show in describe() with the values it runs with.
 TEST_F(ConfigRuntimeTest, SchedulerSettingsShowInDescribe) {
   const locus_test::saved_env policy_env{
-      "LOCUS_WS_JOIN",           "LOCUS_ADWS_STEAL",        "LOCUS_NUMA_WS_WEIGHTS",
-      "LOCUS_NUMA_WS_THRESHOLD", "LOCUS_HWS_QUEUE_BOUND",   "LOCUS_HWS_ATTEMPTS",
-      "LOCUS_HWS_CHUNKS",        "LOCUS_CATS_SOURCE",       "LOCUS_CATS_BOUND",
-      "LOCUS_CATS_CACHE",        "LOCUS_CATS_PROFILE_TASKS"};
+      "LOCUS_WS_JOIN",           "LOCUS_ADWS_STEAL",         "LOCUS_NUMA_WS_WEIGHTS",
+      "LOCUS_NUMA_WS_THRESHOLD", "LOCUS_HWS_QUEUE_BOUND",    "LOCUS_HWS_ATTEMPTS",
+      "LOCUS_HWS_CHUNKS",        "LOCUS_CATS_SOURCE",        "LOCUS_CATS_BOUND",
+      "LOCUS_CATS_CACHE",        "LOCUS_CATS_PROFILE_TASKS", "LOCUS_ADWS_PATIENCE"};
   set("LOCUS_WS_JOIN", "thief");
   set("LOCUS_ADWS_STEAL", "0");
+  set("LOCUS_ADWS_PATIENCE", "0");
   set("LOCUS_NUMA_WS_THRESHOLD", "9");
   set("LOCUS_CATS_BOUND", "memory");
   const std::map<std::string, std::map<std::string, std::string>> expected = {
       {"ws", {{"LOCUS_WS_JOIN", "thief"}}},
-      {"adws", {{"LOCUS_ADWS_STEAL", "0"}}},
-      {"ml-adws", {{"LOCUS_ADWS_STEAL", "0"}}},
+      {"adws", {{"LOCUS_ADWS_STEAL", "0"}, {"LOCUS_ADWS_PATIENCE", "0"}}},
+      {"ml-adws", {{"LOCUS_ADWS_STEAL", "0"}, {"LOCUS_ADWS_PATIENCE", "0"}}},
       {"numa-ws",
        {{"LOCUS_NUMA_WS_WEIGHTS", "8,2,1 (local,neighbour,remote)"},
         {"LOCUS_NUMA_WS_THRESHOLD", "9"}}},

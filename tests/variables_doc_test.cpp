@@ -292,7 +292,7 @@ TEST(VariablesDoc, SchedulerDefaultsAreTheRegistrys) {
       "LOCUS_WS_JOIN",           "LOCUS_ADWS_STEAL",      "LOCUS_NUMA_WS_WEIGHTS",
       "LOCUS_NUMA_WS_THRESHOLD", "LOCUS_HWS_QUEUE_BOUND", "LOCUS_CATS_SOURCE",
       "LOCUS_CATS_BOUND",        "LOCUS_CATS_CMPI",       "LOCUS_CATS_PROFILE_TASKS",
-      "LOCUS_TAO_STEAL"};
+      "LOCUS_TAO_STEAL",         "LOCUS_ADWS_PATIENCE"};
   std::set<std::string> checked;
   for (const auto& sched : built_in_schedulers()) {
     locus::runtime rt{

@@ -86,6 +86,14 @@
 //   was still spawning (bench/README, "Where locus is behind a peer", sparselu). As with a push
 //   onto the core's queue, no fence separates the send from the look at the owner's sleep flag: a
 //   wake-up missed in that window waits for the sleep's timeout.
+// - A worker that runs out of work waits before its first steal within a group that has a size
+//   hint (src/sched/steal_patience.hpp): about as long as moving one of the group's parts (its
+//   size over its children and inline work) to another core would take, and at most as long as
+//   its own part took; later steals in the group go at once; no wait while another process
+//   shares a worker's PU (the owner may be descheduled). The paper steals as soon as a worker is
+//   dominated; at the end of every step of an iterative program whose plan is balanced but not
+//   exact, that moved a few tasks' data to the other core and the next step's plan moved it back
+//   (bench/README, "The thief's wait"). LOCUS_ADWS_PATIENCE=0 steals at once.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -106,6 +114,7 @@
 #include "sched/multilevel.hpp"
 #include "sched/policy.hpp"
 #include "sched/routed_ring.hpp"
+#include "sched/steal_patience.hpp"
 
 namespace locus::detail {
 namespace {
@@ -123,7 +132,8 @@ struct group_plan {
   dist_range left;       // what is left of it to divide among the next children
   double remaining = 0;  // work hint left
   bool hinted = false;   // the group has a work hint (else it is split 1 : 1)
-  int spawned = 0;
+  // Children so far: read by whichever worker makes the group dominant.
+  std::atomic<int> spawned{0};
   int level = 0;       // of the tree of caches, where the children are scheduled
   int depth = 0;       // of the children
   bool cross = false;  // the children's range spans units
@@ -134,8 +144,10 @@ struct group_plan {
   int creator_server = 0;  // worker that runs the creator's continuation
   task_state creator{};    // that task's state, restored when the group ends
   bool creator_unhooked = false;
-  tie_record tie;        // units tied to this group
-  std::uint64_t id = 0;  // names the group in the workers' steal ranges
+  tie_record tie;              // units tied to this group
+  std::uint64_t id = 0;        // names the group in the workers' steal ranges
+  std::size_t size_bytes = 0;  // the group's size hint
+  std::uint64_t begun_ns = 0;  // when a cross-worker group began
   std::atomic<bool> dominant{false};
 };
 
@@ -146,6 +158,8 @@ struct steal_range {
   int depth = 0;
   std::uint64_t group = 0;
   bool valid = false;
+  std::size_t part_bytes = 0;  // the group's data per part (its children and inline work)
+  std::uint64_t begun_ns = 0;
 };
 
 // A worker's queues of every level, and its steal range at each (under queues.lock). The worker
@@ -166,6 +180,7 @@ struct worker_queues {
   alignas(64) std::atomic<std::uint64_t> range_version{0};  // bumped under the lock with `range`
   alignas(64) std::vector<steal_range> seen;                // the worker's own thread only
   std::uint64_t seen_version = ~std::uint64_t{0};
+  steal_patience patience;  // the worker's own thread only
 };
 
 std::atomic<adws_steal_observer> steal_observer{nullptr};
@@ -178,6 +193,9 @@ class adws_policy final : public policy_base<adws_policy> {
     if (const char* v = config::env_value("LOCUS_ADWS_STEAL")) {
       steal_ = config::parse_bool("LOCUS_ADWS_STEAL", v);
     }
+    if (const char* v = config::env_value("LOCUS_ADWS_PATIENCE")) {
+      patient_ = config::parse_bool("LOCUS_ADWS_PATIENCE", v);
+    }
     tree_ = cache_tree::build(topology, workers, !multi_level_);
     ties_.emplace(tree_);
     queues_.clear();
@@ -188,7 +206,8 @@ class adws_policy final : public policy_base<adws_policy> {
   }
 
   std::vector<policy_setting> settings() const override {
-    return {{"LOCUS_ADWS_STEAL", steal_ ? "1" : "0"}};
+    return {{"LOCUS_ADWS_STEAL", steal_ ? "1" : "0"},
+            {"LOCUS_ADWS_PATIENCE", patient_ ? "1" : "0"}};
   }
 
   // The root's range is [0, P): it starts on its owner, worker 0.
@@ -255,6 +274,9 @@ class adws_policy final : public policy_base<adws_policy> {
     plan->hinted = g.work_hint > 0;
     plan->remaining = g.work_hint;
     plan->cross = range.spans_units(tree_.units(level));
+    plan->size_bytes = g.size_bytes;
+    // Only a cross-worker group becomes dominant and is stolen from.
+    plan->begun_ns = plan->cross && patient_ && g.size_bytes > 0 ? ctx.now_ns() : 0;
     plan->depth = base_depth + (plan->cross ? 1 : 0);
     // The creator's continuation, and children it queues without the spawn hook, belong there.
     assign(creator, level, range, plan->depth, cur.group);
@@ -300,8 +322,9 @@ class adws_policy final : public policy_base<adws_policy> {
     const double work = spawn.hints.work > 0 ? spawn.hints.work : 1.0;
     // Without a group hint: 1 : 1 between the first child and the rest, which then goes to the
     // next child (or stays with the creator's inline work); later children get nothing.
-    double share = plan.spawned == 0 ? 0.5 : 1.0;
-    ++plan.spawned;
+    const int spawned = plan.spawned.load(std::memory_order_relaxed) + 1;
+    plan.spawned.store(spawned, std::memory_order_relaxed);
+    double share = spawned == 1 ? 0.5 : 1.0;
     if (plan.hinted) {
       share = plan.remaining > 0 ? std::min(1.0, work / plan.remaining) : 0.0;
       plan.remaining = std::max(0.0, plan.remaining - work);
@@ -321,7 +344,7 @@ class adws_policy final : public policy_base<adws_policy> {
     // of that worker's own work, and with it the group, which keeps the steal range deep.
     if (plan.cross && target != ctx.self() && !child.empty()) return spawn_decision::route;
     // The group's second child or later, kept here: queued, to run at the creator's wait.
-    if (plan.spawned > 1 && ctx.own_queue_size() < queued_children_bound) {
+    if (spawned > 1 && ctx.own_queue_size() < queued_children_bound) {
       return spawn_decision::parent_first;
     }
     return stay;
@@ -383,6 +406,11 @@ class adws_policy final : public policy_base<adws_policy> {
     }
     const steal_range range = own_range(wq, level);
     if (!steal_ || !range.valid) return nullptr;  // Fig. 11, line 40
+    // On a shared machine the owner may be waiting for its PU, not working: no wait then.
+    if (range.part_bytes > 0 && !ctx.any_worker_contended() &&
+        !wq.patience.may_steal(range.group, range.part_bytes, range.begun_ns, ctx.now_ns())) {
+      return nullptr;
+    }
     return steal_within(ctx, level, range);
   }
 
@@ -418,7 +446,7 @@ class adws_policy final : public policy_base<adws_policy> {
 
   group_plan* take_plan(context& ctx) {
     const auto [plan, taken] = plans_.take(ctx.self());
-    plan->spawned = 0;
+    plan->spawned.store(0, std::memory_order_relaxed);
     plan->dominant.store(false, std::memory_order_relaxed);
     plan->id = taken * static_cast<std::uint64_t>(ctx.workers()) +
                static_cast<std::uint64_t>(ctx.self());  // unique without a shared counter
@@ -498,8 +526,13 @@ class adws_policy final : public policy_base<adws_policy> {
 
   void make_dominant(group_plan& plan) {
     if (!plan.cross || plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
+    // Its children so far and the creator's inline work: the parts a thief may take.
+    const auto parts = static_cast<std::size_t>(plan.spawned.load(std::memory_order_relaxed)) + 1;
+    const std::size_t part_bytes = plan.begun_ns != 0 ? plan.size_bytes / parts : 0;
     for_each_dominated(plan, [&](steal_range& r) {
-      if (!r.valid || r.depth > plan.depth) r = {plan.whole, plan.depth, plan.id, true};
+      if (!r.valid || r.depth > plan.depth) {
+        r = {plan.whole, plan.depth, plan.id, true, part_bytes, plan.begun_ns};
+      }
     });
   }
 
@@ -537,6 +570,7 @@ class adws_policy final : public policy_base<adws_policy> {
 
   const bool multi_level_;
   bool steal_ = true;
+  bool patient_ = true;  // LOCUS_ADWS_PATIENCE: a thief waits before its first steal in a group
   cache_tree tree_;
   std::optional<tie_table> ties_;
   std::vector<std::unique_ptr<worker_queues>> queues_;

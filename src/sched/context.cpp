@@ -36,6 +36,10 @@ bool context::searching(int worker, std::uint64_t within_ns) const noexcept {
   return clock_ns() < beat + within_ns;
 }
 
+bool context::any_worker_contended() const noexcept {
+  return w_.rt.any_worker_contended(clock_ns());
+}
+
 std::uint32_t context::random() noexcept {
   return w_.next_random();
 }

@@ -60,6 +60,9 @@ class context {
   // within the last `within_ns`: work handed to it now starts within about a round. A worker
   // that is busy, asleep, or descheduled by the OS in mid-search is not searching.
   bool searching(int worker, std::uint64_t within_ns) const noexcept;
+  // Whether another process took part of some worker's PU lately (sched/cpu_contention.hpp): a
+  // worker's work may then wait for the OS, not for the worker.
+  bool any_worker_contended() const noexcept;
 
   // ---- randomness and victims (-1 when there is no such worker; victims.hpp draws from any
   // distribution over the workers)

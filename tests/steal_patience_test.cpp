@@ -1,0 +1,89 @@
+// adws's wait before a thief's first steal within a group with data (src/sched/steal_patience.hpp):
+// the decision alone, with explicit clocks, and a run where the wait must end in steals.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "locus/locus.hpp"
+#include "saved_env.hpp"
+#include "sched/steal_patience.hpp"
+
+namespace {
+
+using locus::detail::steal_patience;
+
+constexpr std::uint64_t us = 1000;
+
+TEST(StealPatience, WaitIsTheDataMoveBoundedByTheThiefsOwnPart) {
+  // 64 KB at 16 bytes a nanosecond: 4 us, when the group ran 100 us before the thief ran dry.
+  EXPECT_EQ(steal_patience::wait_ns(64 * 1024, 0, 100 * us), 4096u);
+  // The same data after only 2 us of the group: the wait is those 2 us.
+  EXPECT_EQ(steal_patience::wait_ns(64 * 1024, 10 * us, 12 * us), 2 * us);
+  EXPECT_EQ(steal_patience::wait_ns(0, 0, 100 * us), 0u);
+  // A clock read before the group's start (another core's clock) waits nothing.
+  EXPECT_EQ(steal_patience::wait_ns(64 * 1024, 50 * us, 40 * us), 0u);
+}
+
+TEST(StealPatience, OnlyTheFirstStealOfAGroupWaits) {
+  steal_patience p;
+  const std::size_t bytes = 160 * 1000;  // 10 us to move
+  // Group 7 began at 0; the thief runs dry at 100 us and must wait until 110 us.
+  EXPECT_FALSE(p.may_steal(7, bytes, 0, 100 * us));
+  EXPECT_FALSE(p.may_steal(7, bytes, 0, 109 * us));
+  EXPECT_TRUE(p.may_steal(7, bytes, 0, 110 * us));
+  // Once it has waited, every later try in the group goes at once.
+  EXPECT_TRUE(p.may_steal(7, bytes, 0, 111 * us));
+  EXPECT_TRUE(p.may_steal(7, bytes, 0, 500 * us));
+  // A new group starts a new wait, measured from the first try in it.
+  EXPECT_FALSE(p.may_steal(8, bytes, 400 * us, 600 * us));
+  EXPECT_TRUE(p.may_steal(8, bytes, 400 * us, 610 * us));
+  // A group without a size hint never waits.
+  EXPECT_TRUE(p.may_steal(9, 0, 700 * us, 700 * us));
+}
+
+TEST(StealPatience, AGroupWithAnUnchangedIdNeverRestartsItsWait) {
+  steal_patience p;
+  EXPECT_FALSE(p.may_steal(3, 16 * 1000, 0, 100 * us));
+  // Tries within the wait do not push its end back.
+  for (std::uint64_t t = 100 * us; t < 101 * us; t += 100)
+    EXPECT_FALSE(p.may_steal(3, 16000, 0, t));
+  EXPECT_TRUE(p.may_steal(3, 16 * 1000, 0, 101 * us));
+}
+
+// Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint that makes moving
+// a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
+// on worker 1. Without an end to the wait, worker 1 would idle through the whole group.
+TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
+  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
+  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 2,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  constexpr int children = 16;
+  std::vector<std::atomic<int>> ran_on(children);
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{double(children)},
+                         locus::size_hint{std::size_t{64} << 20}};
+    for (int i = 0; i < children; ++i) {
+      tg.run(
+          [&, i] {
+            ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+            // The plan gives the first half to worker 1: those end at once.
+            if (i >= children / 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          },
+          locus::work_hint{1.0});
+    }
+    tg.wait();
+  });
+  int slow_on_worker_1 = 0;
+  for (int i = children / 2; i < children; ++i) {
+    slow_on_worker_1 += ran_on[static_cast<std::size_t>(i)].load() == 1;
+  }
+  EXPECT_GT(slow_on_worker_1, 0) << "worker 1 never stole from worker 0's planned half";
+}
+
+}  // namespace
