@@ -6,10 +6,10 @@
 // little late, say), and each stolen task then runs slower on the thief than it would have on
 // its owner. So the thief waits first, like a skier who rents until the rent paid equals the
 // price of buying: for about as long as moving the task's data would take, which bounds what the
-// wait can cost to that of the steal it replaces. It waits at most a fraction of the time its
-// own part of the group took, so that a plan whose hints are wrong loses a bounded share of its
-// time before load balancing starts. After the first steal in a group, later ones do not wait:
-// the owner is behind by then.
+// wait can cost to that of the steal it replaces. It waits at most as long as its own part of
+// the group took, so that a plan whose hints are wrong loses at most about that before load
+// balancing starts. After the first steal in a group, later ones do not wait: the owner is behind
+// by then. (adws does not wait at all while another process shares a worker's PU.)
 #pragma once
 
 #include <algorithm>
