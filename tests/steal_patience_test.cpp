@@ -5,12 +5,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
+#include "sched/adws_audit.hpp"
+#include "sched/clock.hpp"
 #include "sched/steal_patience.hpp"
+#include "sched/worker.hpp"
 
 namespace {
 
@@ -84,6 +88,70 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
     slow_on_worker_1 += ran_on[static_cast<std::size_t>(i)].load() == 1;
   }
   EXPECT_GT(slow_on_worker_1, 0) << "worker 1 never stole from worker 0's planned half";
+}
+
+struct steals_seen {
+  static inline std::mutex lock;
+  static inline std::vector<locus::detail::adws_steal_event> events;
+  static void record(const locus::detail::adws_steal_event& e) {
+    const std::lock_guard hold(lock);
+    events.push_back(e);
+  }
+};
+
+// While another process shares a worker's PU, the owner of a planned task may be waiting for its
+// PU rather than running: the thief then steals as soon as it runs dry. A thread stands in for
+// that process by marking worker 1's PU contended for the whole run; without the gate, worker 1
+// would hold back its first steal (its own part took 8 ms, moving a part's 7 MB some 460 us).
+TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
+  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
+  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 2,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  std::atomic<locus::detail::cpu_contention_watch*> watch{nullptr};
+  std::atomic<bool> done{false};
+  std::thread neighbour([&] {
+    while (!done.load()) {
+      if (auto* w = watch.load()) w->note_contended(locus::detail::clock_ns());
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  });
+  steals_seen::events.clear();
+  locus::detail::set_adws_steal_observer(&steals_seen::record);
+  constexpr int children = 8;
+  std::vector<std::atomic<int>> ran_on(children);
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{double(children)},
+                         locus::size_hint{std::size_t{64} << 20}};
+    for (int i = 0; i < children; ++i) {
+      tg.run(
+          [&, i] {
+            ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+            if (locus::this_worker() == 1) {
+              auto* self = &locus::detail::current_worker()->cpu_watch;
+              self->note_contended(locus::detail::clock_ns());
+              watch = self;
+            }
+            // The plan gives the first half to worker 1.
+            std::this_thread::sleep_for(std::chrono::milliseconds(i < children / 2 ? 2 : 10));
+          },
+          locus::work_hint{1.0});
+    }
+    tg.wait();
+  });
+  locus::detail::set_adws_steal_observer(nullptr);
+  done = true;
+  neighbour.join();
+  ASSERT_NE(watch.load(), nullptr) << "worker 1 ran none of its planned half";
+  int waited = 0;
+  for (const auto& e : steals_seen::events) waited += e.waited;
+  int stolen_by_worker_1 = 0;
+  for (int i = children / 2; i < children; ++i) {
+    stolen_by_worker_1 += ran_on[static_cast<std::size_t>(i)].load() == 1;
+  }
+  EXPECT_GT(stolen_by_worker_1, 0) << "worker 1 never stole from worker 0's planned half";
+  EXPECT_EQ(waited, 0) << "a thief held back its first steal while a PU was contended";
 }
 
 }  // namespace

@@ -493,7 +493,8 @@ class adws_policy final : public policy_base<adws_policy> {
     if (const auto observe = steal_observer.load(std::memory_order_relaxed)) {
       const task_state& t = state_of(context::record_of(item));
       observe({ctx.self(), victim, level, t.range.lo, t.range.hi, t.depth, range.range.lo,
-               range.range.hi, range.depth});
+               range.range.hi, range.depth,
+               queues_of(ctx.self()).patience.held_back_in(range.group)});
     }
     return adopt(level, tree_.unit_of(level, ctx.self()), item);
   }

@@ -13,6 +13,7 @@ struct adws_steal_event {
   int depth = 0;          // and its depth
   double x = 0, y = 0;    // the thief's steal range then
   int range_depth = 0;    // the depth of the group that gave it
+  bool waited = false;    // whether the thief held back its first steal in that group
 };
 
 using adws_steal_observer = void (*)(const adws_steal_event&);

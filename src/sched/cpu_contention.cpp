@@ -41,7 +41,7 @@ void cpu_contention_watch::measure(std::uint64_t now_ns) noexcept {
   const std::uint64_t elapsed = now_ns - checked_ns_;
   run_delay_ns_ = delay;
   checked_ns_ = now_ns;
-  if (waited * 4 > elapsed) contended_at_.store(now_ns, std::memory_order_relaxed);
+  if (waited * 4 > elapsed) note_contended(now_ns);
 }
 
 }  // namespace locus::detail

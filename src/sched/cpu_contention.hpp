@@ -37,6 +37,11 @@ class cpu_contention_watch {
     const std::uint64_t at = contended_at_.load(std::memory_order_relaxed);
     return at != 0 && now_ns - at < memory_ns;
   }
+  // Any thread: records that this worker's PU was contended at `now_ns`. The watch's own verdict
+  // for a window; a test stands in for another process with it.
+  void note_contended(std::uint64_t now_ns) noexcept {
+    contended_at_.store(now_ns, std::memory_order_relaxed);
+  }
   // The worker's binding: its PU (false) or its place (true). On the worker's thread.
   bool widened = false;
 

@@ -35,6 +35,9 @@ class steal_patience {
     return static_cast<std::uint64_t>(std::min(move, elapsed * most_of_elapsed));
   }
 
+  // Whether may_steal ever said no within `group`.
+  bool held_back_in(std::uint64_t group) const noexcept { return group == held_group_; }
+
   // Whether the worker may steal within `group` now; called each time it would steal. The first
   // call for a group starts the wait.
   bool may_steal(std::uint64_t group, std::size_t part_bytes, std::uint64_t begun_ns,
@@ -44,7 +47,10 @@ class steal_patience {
       waiting_group_ = group;
       until_ns_ = now_ns + wait_ns(part_bytes, begun_ns, now_ns);
     }
-    if (now_ns < until_ns_) return false;
+    if (now_ns < until_ns_) {
+      held_group_ = group;
+      return false;
+    }
     free_group_ = group;
     return true;
   }
@@ -53,6 +59,7 @@ class steal_patience {
   static constexpr std::uint64_t no_group = ~std::uint64_t{0};
   std::uint64_t waiting_group_ = no_group;
   std::uint64_t free_group_ = no_group;
+  std::uint64_t held_group_ = no_group;
   std::uint64_t until_ns_ = 0;
 };
 
