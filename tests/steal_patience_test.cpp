@@ -58,6 +58,15 @@ TEST(StealPatience, AGroupWithAnUnchangedIdNeverRestartsItsWait) {
   EXPECT_TRUE(p.may_steal(3, 16 * 1000, 0, 101 * us));
 }
 
+struct steals_seen {
+  static inline std::mutex lock;
+  static inline std::vector<locus::detail::adws_steal_event> events;
+  static void record(const locus::detail::adws_steal_event& e) {
+    const std::lock_guard hold(lock);
+    events.push_back(e);
+  }
+};
+
 // Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint that makes moving
 // a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
 // on worker 1. Without an end to the wait, worker 1 would idle through the whole group.
@@ -90,19 +99,11 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
   EXPECT_GT(slow_on_worker_1, 0) << "worker 1 never stole from worker 0's planned half";
 }
 
-struct steals_seen {
-  static inline std::mutex lock;
-  static inline std::vector<locus::detail::adws_steal_event> events;
-  static void record(const locus::detail::adws_steal_event& e) {
-    const std::lock_guard hold(lock);
-    events.push_back(e);
-  }
-};
-
 // While another process shares a worker's PU, the owner of a planned task may be waiting for its
 // PU rather than running: the thief then steals as soon as it runs dry. A thread stands in for
 // that process by marking worker 1's PU contended for the whole run; without the gate, worker 1
-// would hold back its first steal (its own part took 8 ms, moving a part's 7 MB some 460 us).
+// would hold back its first steal (its own part took 8 ms; moving a part's data, as much as its
+// 1 MB L2 holds, some 65 us).
 TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
   const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
@@ -152,6 +153,43 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   }
   EXPECT_GT(stolen_by_worker_1, 0) << "worker 1 never stole from worker 0's planned half";
   EXPECT_EQ(waited, 0) << "a thief held back its first steal while a PU was contended";
+}
+
+// The data a thief's wait is sized by is a part of the group (its size over its children and
+// the creator's inline work), but no more than one worker's cache holds: of a larger part, only
+// that much can be in the victim's cache for a steal to move.
+TEST(StealPatience, AThiefsWaitIsSizedByAtMostOneCacheOfData) {
+  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
+  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
+  locus::runtime rt{locus::options{.sched = "adws",
+                                   .workers = 2,
+                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  constexpr int children = 8;
+  const auto part_bytes_of_steals = [&](std::size_t size_bytes) {
+    steals_seen::events.clear();
+    locus::detail::set_adws_steal_observer(&steals_seen::record);
+    rt.exec([&] {
+      locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
+      for (int i = 0; i < children; ++i) {
+        // The plan gives the first half to worker 1, which ends it first and then steals; by
+        // then the creator has spawned every child.
+        const auto ms = std::chrono::milliseconds(i < children / 2 ? 1 : 5);
+        tg.run([ms] { std::this_thread::sleep_for(ms); }, locus::work_hint{1.0});
+      }
+      tg.wait();
+    });
+    locus::detail::set_adws_steal_observer(nullptr);
+    std::vector<std::size_t> sizes;
+    for (const auto& e : steals_seen::events) sizes.push_back(e.part_bytes);
+    return sizes;
+  };
+  const std::vector<std::size_t> large = part_bytes_of_steals(std::size_t{64} << 20);
+  ASSERT_FALSE(large.empty()) << "worker 1 never stole from worker 0's planned half";
+  for (const std::size_t b : large) EXPECT_EQ(b, std::size_t{1} << 20);
+  // Nine parts: eight children and the creator's inline work.
+  const std::vector<std::size_t> small = part_bytes_of_steals(9 * 10'000);
+  ASSERT_FALSE(small.empty()) << "worker 1 never stole from worker 0's planned half";
+  for (const std::size_t b : small) EXPECT_EQ(b, 10'000u);
 }
 
 }  // namespace

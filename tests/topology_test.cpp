@@ -384,6 +384,30 @@ TEST(TopologyDetect, RealMachine) {
               t.describe().c_str(), quota, t.default_workers());
 }
 
+// Where the kernel shows no caches in sysfs (some virtual machines), hwloc finds them only with
+// CPUID on each PU, which its default load (allowed to bind the loading thread) does.
+TEST(TopologyDetect, HasTheCachesHwlocFinds) {
+  int hwloc_caches = 0;
+  std::thread probe([&hwloc_caches] {
+    hwloc_topology_t hw = nullptr;
+    if (hwloc_topology_init(&hw) != 0) return;
+    hwloc_topology_set_flags(hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+    if (hwloc_topology_load(hw) == 0) {
+      for (const hwloc_obj_type_t type :
+           {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
+        hwloc_caches += hwloc_get_nbobjs_by_type(hw, type);
+      }
+    }
+    hwloc_topology_destroy(hw);
+  });
+  probe.join();
+  if (hwloc_caches == 0) GTEST_SKIP() << "hwloc finds no cache on this machine";
+  const topology t = topology::detect();
+  int caches = 0;
+  for (const node& n : t.nodes()) caches += n.kind == node_kind::cache && n.cache_bytes > 0;
+  EXPECT_GT(caches, 0) << t.describe();
+}
+
 TEST(TopologyDetectDeathTest, HonoursTheAffinityMask) {
   cpu_set_t mask;
   CPU_ZERO(&mask);
@@ -404,6 +428,13 @@ TEST(TopologyDetectDeathTest, HonoursTheAffinityMask) {
         if (t.num_leaves() != 1) std::exit(3);
         if (t.nodes()[static_cast<std::size_t>(t.leaf_node(0))].os_index != last) std::exit(4);
         if (t.default_workers() != 1) std::exit(5);
+        // Detection never moves the calling thread, also where finding the caches binds a
+        // thread to each PU in turn.
+        cpu_set_t after;
+        CPU_ZERO(&after);
+        if (sched_getaffinity(0, sizeof after, &after) != 0 || !CPU_EQUAL(&after, &one)) {
+          std::exit(6);
+        }
         std::exit(0);
       },
       ::testing::ExitedWithCode(0), "");

@@ -54,9 +54,9 @@ constexpr std::array table{
              "0 turns stealing off: the deterministic plan alone (for testing)"},
     variable{"LOCUS_ADWS_PATIENCE", "adws, ml-adws", boolean, "1",
              "1: a worker that runs out of work waits before its first steal within a group with "
-             "a size hint, about as long as moving a task's data would take and at most as long "
-             "as its own part took (src/sched/steal_patience.hpp); 0: it steals at once, as in "
-             "the paper"},
+             "a size hint, about as long as moving a part of the group's data (at most one "
+             "cache's worth) would take and at most as long as its own part took "
+             "(src/sched/steal_patience.hpp); 0: it steals at once, as in the paper"},
     variable{"LOCUS_NUMA_WS_WEIGHTS", "numa-ws",
              "three non-negative numbers local,neighbour,remote, not all 0", "8,2,1",
              "how likely a thief picks a victim in its place, a neighbouring one, a remote one"},

@@ -88,12 +88,13 @@
 //   wake-up missed in that window waits for the sleep's timeout.
 // - A worker that runs out of work waits before its first steal within a group that has a size
 //   hint (src/sched/steal_patience.hpp): about as long as moving one of the group's parts (its
-//   size over its children and inline work) to another core would take, and at most as long as
-//   its own part took; later steals in the group go at once; no wait while another process
-//   shares a worker's PU (the owner may be descheduled). The paper steals as soon as a worker is
-//   dominated; at the end of every step of an iterative program whose plan is balanced but not
-//   exact, that moved a few tasks' data to the other core and the next step's plan moved it back
-//   (bench/README, "The thief's wait"). LOCUS_ADWS_PATIENCE=0 steals at once.
+//   size over its children and inline work, at most the cache of one unit of the group's level)
+//   to another core would take, and at most as long as its own part took; later steals in the group
+//   go at once; no wait while another process shares a worker's PU (the owner may be descheduled).
+//   The paper steals as soon as a worker is dominated; at the end of every step of an iterative
+//   program whose plan is balanced but not exact, that moved a few tasks' data to the other core
+//   and the next step's plan moved it back (bench/README, "The thief's wait").
+//   LOCUS_ADWS_PATIENCE=0 steals at once.
 // - Fig. 15 ties the units it flattens (and those between them and the level it picks), so that
 //   one unit is never given two groups at once; a tie that fails (the units are busy) leaves the
 //   group at its creator's level. Only a creator running on the server of the first unit of its
@@ -494,7 +495,7 @@ class adws_policy final : public policy_base<adws_policy> {
       const task_state& t = state_of(context::record_of(item));
       observe({ctx.self(), victim, level, t.range.lo, t.range.hi, t.depth, range.range.lo,
                range.range.hi, range.depth,
-               queues_of(ctx.self()).patience.held_back_in(range.group)});
+               queues_of(ctx.self()).patience.held_back_in(range.group), range.part_bytes});
     }
     return adopt(level, tree_.unit_of(level, ctx.self()), item);
   }
@@ -529,7 +530,11 @@ class adws_policy final : public policy_base<adws_policy> {
     if (!plan.cross || plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
     // Its children so far and the creator's inline work: the parts a thief may take.
     const auto parts = static_cast<std::size_t>(plan.spawned.load(std::memory_order_relaxed)) + 1;
-    const std::size_t part_bytes = plan.begun_ns != 0 ? plan.size_bytes / parts : 0;
+    // A part larger than a unit's cache has no more than that cache's worth of data to lose.
+    const std::size_t cache =
+        tree_.unit(plan.level, plan.whole.owner(tree_.units(plan.level))).capacity;
+    const std::size_t part_bytes =
+        plan.begun_ns != 0 ? std::min(plan.size_bytes / parts, cache) : 0;
     for_each_dominated(plan, [&](steal_range& r) {
       if (!r.valid || r.depth > plan.depth) {
         r = {plan.whole, plan.depth, plan.id, true, part_bytes, plan.begun_ns};

@@ -121,11 +121,11 @@ runtime_impl::runtime_impl(const options& opts)
     workers_.back()->workspan = workspan_.get();
   }
   build_distances(n);
-  if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
   roots_one_at_a_time_ = !sched->concurrent_roots();
   seat_index_ = root_worker.value_or(0);
   seat_open_ = !pmu.enabled();
   pinned_ = topology.can_pin(n);
+  if (settings.print_config) std::fprintf(stderr, "%s", describe().c_str());
   for (auto& wp : workers_) {
     worker* w = wp.get();
     w->thread = std::thread([this, w, pin = pinned_] {

@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "locus/runtime.hpp"
 #include "topology/cgroup.hpp"
@@ -142,6 +143,36 @@ hwloc_handle new_topology() {
   return hw;
 }
 
+bool has_caches(hwloc_topology_t hw) {
+  for (const hwloc_obj_type_t t : {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
+    if (hwloc_get_nbobjs_by_type(hw, t) > 0) return true;
+  }
+  return false;
+}
+
+hwloc_handle load_machine(unsigned long flags) {
+  hwloc_handle hw = new_topology();
+  hwloc_topology_set_flags(hw.get(), HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | flags);
+  if (hwloc_topology_load(hw.get()) != 0) return nullptr;
+  return hw;
+}
+
+// This machine. hwloc's Linux backend reads the caches from sysfs; where the kernel shows none
+// (some virtual machines), only hwloc's x86 backend finds them, by running CPUID on each PU in
+// turn, which binds the loading thread to each. A thread of locus's own does that load, so that
+// no thread of the program ever moves (hwloc gives its thread its binding back, and the thread
+// ends).
+hwloc_handle load_this_machine() {
+  hwloc_handle hw = load_machine(HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING);
+  if (hw == nullptr)
+    throw std::runtime_error("locus: hwloc could not read this machine's topology");
+  if (has_caches(hw.get())) return hw;
+  hwloc_handle probed;
+  std::thread([&probed] { probed = load_machine(0); }).join();
+  if (probed != nullptr && has_caches(probed.get())) return probed;
+  return hw;
+}
+
 }  // namespace
 
 void read_numa_distances(hwloc_topology_t hw, const std::vector<hwloc_obj_t>& numa_places,
@@ -181,13 +212,7 @@ void read_numa_distances(hwloc_topology_t hw, const std::vector<hwloc_obj_t>& nu
 }
 
 topology topology::detect() {
-  hwloc_handle hw = new_topology();
-  // Discovery must not move our threads.
-  hwloc_topology_set_flags(
-      hw.get(), HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING);
-  if (hwloc_topology_load(hw.get()) != 0) {
-    throw std::runtime_error("locus: hwloc could not read this machine's topology");
-  }
+  hwloc_handle hw = load_this_machine();
   // Only the PUs the calling thread may run on become leaves (what `taskset` or a parent's
   // binding gives us). Not the process's binding: that is the union over all threads, and
   // helper threads such as a sanitizer's background thread are not restricted.
