@@ -167,38 +167,52 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
 // The data a thief's wait is sized by is a part of the group (its size over its children and
 // the creator's inline work), but no more than one worker's cache holds: of a larger part, only
 // that much can be in the victim's cache for a steal to move.
+// Eight children hinted 1 : 1 whose second half, worker 0's, takes longer, in a group of
+// `size_bytes`: the data each steal's wait was sized by.
+std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t size_bytes) {
+  constexpr int children = 8;
+  steals_seen::events.clear();
+  locus::detail::set_adws_steal_observer(&steals_seen::record);
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
+    for (int i = 0; i < children; ++i) {
+      // The plan gives the first half to worker 1, which ends it first and then steals; by
+      // then the creator has spawned every child.
+      const auto ms = std::chrono::milliseconds(i < children / 2 ? 1 : 5);
+      tg.run([ms] { std::this_thread::sleep_for(ms); }, locus::work_hint{1.0});
+    }
+    tg.wait();
+  });
+  locus::detail::set_adws_steal_observer(nullptr);
+  std::vector<std::size_t> sizes;
+  for (const auto& e : steals_seen::events) sizes.push_back(e.part_bytes);
+  return sizes;
+}
+
 TEST(StealPatience, AThiefsWaitIsSizedByAtMostOneCacheOfData) {
   const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
   const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
   locus::runtime rt{locus::options{.sched = "adws",
                                    .workers = 2,
                                    .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
-  constexpr int children = 8;
-  const auto part_bytes_of_steals = [&](std::size_t size_bytes) {
-    steals_seen::events.clear();
-    locus::detail::set_adws_steal_observer(&steals_seen::record);
-    rt.exec([&] {
-      locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
-      for (int i = 0; i < children; ++i) {
-        // The plan gives the first half to worker 1, which ends it first and then steals; by
-        // then the creator has spawned every child.
-        const auto ms = std::chrono::milliseconds(i < children / 2 ? 1 : 5);
-        tg.run([ms] { std::this_thread::sleep_for(ms); }, locus::work_hint{1.0});
-      }
-      tg.wait();
-    });
-    locus::detail::set_adws_steal_observer(nullptr);
-    std::vector<std::size_t> sizes;
-    for (const auto& e : steals_seen::events) sizes.push_back(e.part_bytes);
-    return sizes;
-  };
-  const std::vector<std::size_t> large = part_bytes_of_steals(std::size_t{64} << 20);
+  const std::vector<std::size_t> large = part_bytes_of_steals(rt, std::size_t{64} << 20);
   ASSERT_FALSE(large.empty()) << "worker 1 never stole from worker 0's planned half";
   for (const std::size_t b : large) EXPECT_EQ(b, std::size_t{1} << 20);
   // Nine parts: eight children and the creator's inline work.
-  const std::vector<std::size_t> small = part_bytes_of_steals(9 * 10'000);
+  const std::vector<std::size_t> small = part_bytes_of_steals(rt, 9 * 10'000);
   ASSERT_FALSE(small.empty()) << "worker 1 never stole from worker 0's planned half";
   for (const std::size_t b : small) EXPECT_EQ(b, 10'000u);
+}
+
+// A topology that names no cache says nothing of how much a cache holds: the whole part counts.
+TEST(StealPatience, WithoutKnownCachesTheWaitIsSizedByTheWholePart) {
+  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
+  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
+  locus::runtime rt{
+      locus::options{.sched = "adws", .workers = 2, .topology = "pack:1 core:2 pu:1"}};
+  const std::vector<std::size_t> sizes = part_bytes_of_steals(rt, 9 * (std::size_t{8} << 20));
+  ASSERT_FALSE(sizes.empty()) << "worker 1 never stole from worker 0's planned half";
+  for (const std::size_t b : sizes) EXPECT_EQ(b, std::size_t{8} << 20);
 }
 
 }  // namespace

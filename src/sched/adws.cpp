@@ -530,11 +530,12 @@ class adws_policy final : public policy_base<adws_policy> {
     if (!plan.cross || plan.dominant.exchange(true, std::memory_order_acq_rel)) return;
     // Its children so far and the creator's inline work: the parts a thief may take.
     const auto parts = static_cast<std::size_t>(plan.spawned.load(std::memory_order_relaxed)) + 1;
-    // A part larger than a unit's cache has no more than that cache's worth of data to lose.
+    // A part larger than a unit's cache has no more than that cache's worth of data to lose (a
+    // capacity of 0: the topology names no cache there).
     const std::size_t cache =
         tree_.unit(plan.level, plan.whole.owner(tree_.units(plan.level))).capacity;
-    const std::size_t part_bytes =
-        plan.begun_ns != 0 ? std::min(plan.size_bytes / parts, cache) : 0;
+    std::size_t part_bytes = plan.begun_ns != 0 ? plan.size_bytes / parts : 0;
+    if (cache != 0) part_bytes = std::min(part_bytes, cache);
     for_each_dominated(plan, [&](steal_range& r) {
       if (!r.valid || r.depth > plan.depth) {
         r = {plan.whole, plan.depth, plan.id, true, part_bytes, plan.begun_ns};
