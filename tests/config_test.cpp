@@ -249,6 +249,25 @@ TEST(ConfigTest, AnEmptyTopologyOptionIsThisMachine) {
   EXPECT_EQ(resolve_with({{"LOCUS_TOPOLOGY", kSixteen}}).topology, kSixteen);
 }
 
+// What LOCUS_PRINT_CONFIG prints is what describe() says once the runtime runs: whether the
+// workers are pinned is decided before the print.
+TEST(ConfigTest, PrintedConfigurationSaysWhetherWorkersArePinned) {
+  const locus_test::saved_env print("LOCUS_PRINT_CONFIG", "1");
+  testing::internal::CaptureStderr();
+  std::string described;
+  {
+    locus::runtime rt{locus::options{.sched = "ws", .topology = ""}};
+    described = rt.describe();
+  }
+  const std::string printed = testing::internal::GetCapturedStderr();
+  const auto pinned_line = [](const std::string& text) {
+    const auto at = text.find("pinned ");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  ASSERT_FALSE(pinned_line(described).empty()) << described;
+  EXPECT_EQ(pinned_line(printed), pinned_line(described)) << printed;
+}
+
 TEST(ConfigTest, ResolveExplicitOptionsWinOverTheEnvironment) {
   // Even invalid environment values are ignored when the option is given.
   const auto s = resolve_with({{"LOCUS_SCHED", "bogus"},

@@ -59,6 +59,18 @@ TEST(StealPatience, AGroupWithAnUnchangedIdNeverRestartsItsWait) {
   EXPECT_TRUE(p.may_steal(3, 16 * 1000, 0, 101 * us));
 }
 
+// adws with its steals and its wait on, whatever the environment says.
+struct patient_adws {
+  locus_test::saved_env steal{"LOCUS_ADWS_STEAL", "1"};
+  locus_test::saved_env patient{"LOCUS_ADWS_PATIENCE", "1"};
+};
+
+constexpr const char* two_l2s = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1";
+
+locus::options two_workers(const char* topology) {
+  return locus::options{.sched = "adws", .workers = 2, .topology = topology};
+}
+
 struct steals_seen {
   static inline std::mutex lock;
   static inline std::vector<locus::detail::adws_steal_event> events;
@@ -72,11 +84,8 @@ struct steals_seen {
 // a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
 // on worker 1. Without an end to the wait, worker 1 would idle through the whole group.
 TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
-  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
-  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
-  locus::runtime rt{locus::options{.sched = "adws",
-                                   .workers = 2,
-                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  const patient_adws env;
+  locus::runtime rt{two_workers(two_l2s)};
   constexpr int children = 16;
   std::vector<std::atomic<int>> ran_on(children);
   rt.exec([&] {
@@ -106,11 +115,8 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
 // thief would hold back its first steal (its own part took at least 8 ms; moving a part's data,
 // as much as its 1 MB L2 holds, some 65 us).
 TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
-  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
-  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
-  locus::runtime rt{locus::options{.sched = "adws",
-                                   .workers = 2,
-                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  const patient_adws env;
+  locus::runtime rt{two_workers(two_l2s)};
   // Each worker's contention watch, taken from a task it runs (a group of two children hinted
   // 1 : 1 gives one to each worker, unless the other steals it first).
   std::array<std::atomic<locus::detail::cpu_contention_watch*>, 2> watches{};
@@ -190,11 +196,8 @@ std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t si
 }
 
 TEST(StealPatience, AThiefsWaitIsSizedByAtMostOneCacheOfData) {
-  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
-  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
-  locus::runtime rt{locus::options{.sched = "adws",
-                                   .workers = 2,
-                                   .topology = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1"}};
+  const patient_adws env;
+  locus::runtime rt{two_workers(two_l2s)};
   const std::vector<std::size_t> large = part_bytes_of_steals(rt, std::size_t{64} << 20);
   ASSERT_FALSE(large.empty()) << "worker 1 never stole from worker 0's planned half";
   for (const std::size_t b : large) EXPECT_EQ(b, std::size_t{1} << 20);
@@ -206,10 +209,8 @@ TEST(StealPatience, AThiefsWaitIsSizedByAtMostOneCacheOfData) {
 
 // A topology that names no cache says nothing of how much a cache holds: the whole part counts.
 TEST(StealPatience, WithoutKnownCachesTheWaitIsSizedByTheWholePart) {
-  const locus_test::saved_env steal("LOCUS_ADWS_STEAL", "1");
-  const locus_test::saved_env patient("LOCUS_ADWS_PATIENCE", "1");
-  locus::runtime rt{
-      locus::options{.sched = "adws", .workers = 2, .topology = "pack:1 core:2 pu:1"}};
+  const patient_adws env;
+  locus::runtime rt{two_workers("pack:1 core:2 pu:1")};
   const std::vector<std::size_t> sizes = part_bytes_of_steals(rt, 9 * (std::size_t{8} << 20));
   ASSERT_FALSE(sizes.empty()) << "worker 1 never stole from worker 0's planned half";
   for (const std::size_t b : sizes) EXPECT_EQ(b, std::size_t{8} << 20);
