@@ -74,11 +74,29 @@ locus::options two_workers(const char* topology) {
 struct steals_seen {
   static inline std::mutex lock;
   static inline std::vector<locus::detail::adws_steal_event> events;
+  static inline std::atomic<bool> any{false};
   static void record(const locus::detail::adws_steal_event& e) {
     const std::lock_guard hold(lock);
     events.push_back(e);
+    any.store(true);
+  }
+  static void clear() {
+    const std::lock_guard hold(lock);
+    events.clear();
+    any.store(false);
   }
 };
+
+// A victim's task: it takes `at_least`, and then goes on until `stolen` (at most two seconds), so
+// that its worker still holds queued tasks when the thief gets to try. On a loaded test machine
+// the OS may keep the thief off its CPU for longer than any fixed length of the victim's work.
+void run_until_stolen(std::chrono::milliseconds at_least, const std::atomic<bool>& stolen) {
+  std::this_thread::sleep_for(at_least);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!stolen.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
 
 // Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint that makes moving
 // a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
@@ -88,15 +106,19 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
   locus::runtime rt{two_workers(two_l2s)};
   constexpr int children = 16;
   std::vector<std::atomic<int>> ran_on(children);
+  std::atomic<bool> slow_child_on_worker_1{false};
   rt.exec([&] {
     locus::task_group tg{locus::work_hint{double(children)},
                          locus::size_hint{std::size_t{64} << 20}};
     for (int i = 0; i < children; ++i) {
       tg.run(
           [&, i] {
-            ran_on[static_cast<std::size_t>(i)] = locus::this_worker();
+            const int on = locus::this_worker();
+            ran_on[static_cast<std::size_t>(i)] = on;
             // The plan gives the first half to worker 1: those end at once.
-            if (i >= children / 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (i < children / 2) return;
+            if (on == 1) slow_child_on_worker_1 = true;
+            run_until_stolen(std::chrono::milliseconds(20), slow_child_on_worker_1);
           },
           locus::work_hint{1.0});
     }
@@ -148,7 +170,7 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   });
-  steals_seen::events.clear();
+  steals_seen::clear();
   locus::detail::set_adws_steal_observer(&steals_seen::record);
   constexpr int children = 8;
   rt.exec([&] {
@@ -156,8 +178,16 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
                          locus::size_hint{std::size_t{64} << 20}};
     for (int i = 0; i < children; ++i) {
       // The plan gives the first half to worker 1, which then steals from the second.
-      const auto ms = std::chrono::milliseconds(i < children / 2 ? 2 : 10);
-      tg.run([ms] { std::this_thread::sleep_for(ms); }, locus::work_hint{1.0});
+      const bool first_half = i < children / 2;
+      tg.run(
+          [first_half] {
+            if (first_half) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            } else {
+              run_until_stolen(std::chrono::milliseconds(10), steals_seen::any);
+            }
+          },
+          locus::work_hint{1.0});
     }
     tg.wait();
   });
@@ -177,15 +207,23 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
 // `size_bytes`: the data each steal's wait was sized by.
 std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t size_bytes) {
   constexpr int children = 8;
-  steals_seen::events.clear();
+  steals_seen::clear();
   locus::detail::set_adws_steal_observer(&steals_seen::record);
   rt.exec([&] {
     locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
     for (int i = 0; i < children; ++i) {
       // The plan gives the first half to worker 1, which ends it first and then steals; by
       // then the creator has spawned every child.
-      const auto ms = std::chrono::milliseconds(i < children / 2 ? 1 : 5);
-      tg.run([ms] { std::this_thread::sleep_for(ms); }, locus::work_hint{1.0});
+      const bool first_half = i < children / 2;
+      tg.run(
+          [first_half] {
+            if (first_half) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            } else {
+              run_until_stolen(std::chrono::milliseconds(5), steals_seen::any);
+            }
+          },
+          locus::work_hint{1.0});
     }
     tg.wait();
   });
