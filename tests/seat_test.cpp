@@ -181,12 +181,16 @@ TEST_P(Seat, ManyCallersAtOnceStress) {
   constexpr int callers = 3;
   const int rounds = 300;
   std::atomic<int> seated{0}, failures{0};
+  // A loaded machine may keep worker 0's thread from falling asleep (and freeing its seat) for
+  // all of the rounds: the callers then go on until one is seated, for as long as 20 s.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   std::vector<std::thread> threads;
   for (int c = 0; c < callers; ++c) {
     threads.emplace_back([&, c] {
       std::mt19937 rng(static_cast<unsigned>(1234 + c));
       const std::thread::id me = std::this_thread::get_id();
-      for (int r = 0; r < rounds; ++r) {
+      for (int r = 0;
+           r < rounds || (seated.load() == 0 && std::chrono::steady_clock::now() < give_up); ++r) {
         const int n = 1 + static_cast<int>(rng() % 64);
         const int pause_us = static_cast<int>(rng() % 20);
         const auto [sum, on_me] = rt.exec([&] {
