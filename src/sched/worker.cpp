@@ -12,17 +12,11 @@
 
 #include "sched/cpu_relax.hpp"
 #include "sched/fork_join.hpp"
+#include "sched/idle_schedule.hpp"
 #include "sched/probe.hpp"
 #include "sched/runtime_impl.hpp"
 
 namespace locus::detail {
-namespace {
-
-// Rounds of failed searches before yielding the CPU, and before sleeping.
-constexpr unsigned spin_rounds = 64;
-constexpr unsigned yield_rounds = 96;
-
-}  // namespace
 
 ult::stack* worker::acquire_stack_or_die() noexcept {
   // The scheduler loop has nobody to hand an exception to: a task that cannot get a stack ends
@@ -113,7 +107,7 @@ work_item* worker::find_work(std::uint64_t& found_at) {
   bool searching = false;
   while (!rt.stopping() && !guest_done()) {
     if (rt.seat_wanted_of(*this) && guest_ == nullptr) [[unlikely]] {
-      rounds = rt.give_up_seat(*this) ? 0 : yield_rounds - 1;
+      rounds = rt.give_up_seat(*this) ? 0 : idle_schedule::rounds_before_sleep - 1;
       continue;
     }
     found_at = clock_ns();
@@ -124,9 +118,10 @@ work_item* worker::find_work(std::uint64_t& found_at) {
     }
     if (work_item* item = look_once()) return item;
     ++rounds;
-    if (rounds < spin_rounds) {
+    const idle_step next = idle_schedule::after(rounds, cpu_watch.widened);
+    if (next == idle_step::spin) {
       for (int i = 0; i < 16; ++i) cpu_relax();
-    } else if (rounds < yield_rounds) {
+    } else if (next == idle_step::yield) {
       ::sched_yield();
     } else if (rt.sleep(*this)) {
       // A seated caller woke where the OS put it, maybe on another worker's PU.
@@ -135,7 +130,7 @@ work_item* worker::find_work(std::uint64_t& found_at) {
     } else {
       // Nobody called: one full search (the policy's steals too), then straight back to sleep.
       // The seat's own thread, spinning instead, would keep the seat from the next caller.
-      rounds = yield_rounds - 1;
+      rounds = idle_schedule::rounds_before_sleep - 1;
     }
   }
   return nullptr;

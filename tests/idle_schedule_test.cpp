@@ -1,0 +1,32 @@
+// The schedule of a worker that finds no work (src/sched/idle_schedule.hpp): spin, yield, sleep,
+// and only a short spin while another process shares the runtime's PUs.
+#include <gtest/gtest.h>
+
+#include "sched/idle_schedule.hpp"
+
+namespace {
+
+using locus::detail::idle_schedule;
+using locus::detail::idle_step;
+
+TEST(IdleSchedule, AQuietWorkerSpinsThenYieldsThenSleeps) {
+  EXPECT_EQ(idle_schedule::after(1, false), idle_step::spin);
+  EXPECT_EQ(idle_schedule::after(63, false), idle_step::spin);
+  EXPECT_EQ(idle_schedule::after(64, false), idle_step::yield);
+  EXPECT_EQ(idle_schedule::after(95, false), idle_step::yield);
+  EXPECT_EQ(idle_schedule::after(96, false), idle_step::sleep);
+  EXPECT_EQ(idle_schedule::after(1000, false), idle_step::sleep);
+}
+
+TEST(IdleSchedule, OnASharedMachineAWorkerYieldsAfterAFewRounds) {
+  EXPECT_EQ(idle_schedule::after(1, true), idle_step::spin);
+  EXPECT_EQ(idle_schedule::after(7, true), idle_step::spin);
+  // Where a quiet worker still spins, it gives its CPU to the OS.
+  EXPECT_EQ(idle_schedule::after(8, true), idle_step::yield);
+  EXPECT_EQ(idle_schedule::after(63, true), idle_step::yield);
+  // It does not sleep any sooner: a posted task still finds it awake as often.
+  EXPECT_EQ(idle_schedule::after(95, true), idle_step::yield);
+  EXPECT_EQ(idle_schedule::after(96, true), idle_step::sleep);
+}
+
+}  // namespace
