@@ -98,6 +98,38 @@ void run_until_stolen(std::chrono::milliseconds at_least, const std::atomic<bool
   }
 }
 
+// Eight children hinted 1 : 1 in a group of `size_bytes`: the plan gives the first half to
+// worker 1, whose tasks take `first`, and the second to worker 0, whose tasks take `second` and
+// then go on until a steal is seen; by the time worker 1 ends its half, the creator has spawned
+// every child. Returns the steals within the group.
+std::vector<locus::detail::adws_steal_event> steals_in_halves(locus::runtime& rt,
+                                                              std::size_t size_bytes,
+                                                              std::chrono::milliseconds first,
+                                                              std::chrono::milliseconds second) {
+  constexpr int children = 8;
+  steals_seen::clear();
+  locus::detail::set_adws_steal_observer(&steals_seen::record);
+  rt.exec([&] {
+    locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
+    for (int i = 0; i < children; ++i) {
+      const bool first_half = i < children / 2;
+      tg.run(
+          [=] {
+            if (first_half) {
+              std::this_thread::sleep_for(first);
+            } else {
+              run_until_stolen(second, steals_seen::any);
+            }
+          },
+          locus::work_hint{1.0});
+    }
+    tg.wait();
+  });
+  locus::detail::set_adws_steal_observer(nullptr);
+  const std::lock_guard hold(steals_seen::lock);
+  return steals_seen::events;
+}
+
 // Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint that makes moving
 // a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
 // on worker 1. Without an end to the wait, worker 1 would idle through the whole group.
@@ -170,66 +202,27 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
       std::this_thread::sleep_for(std::chrono::microseconds(500));
     }
   });
-  steals_seen::clear();
-  locus::detail::set_adws_steal_observer(&steals_seen::record);
-  constexpr int children = 8;
-  rt.exec([&] {
-    locus::task_group tg{locus::work_hint{double(children)},
-                         locus::size_hint{std::size_t{64} << 20}};
-    for (int i = 0; i < children; ++i) {
-      // The plan gives the first half to worker 1, which then steals from the second.
-      const bool first_half = i < children / 2;
-      tg.run(
-          [first_half] {
-            if (first_half) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            } else {
-              run_until_stolen(std::chrono::milliseconds(10), steals_seen::any);
-            }
-          },
-          locus::work_hint{1.0});
-    }
-    tg.wait();
-  });
-  locus::detail::set_adws_steal_observer(nullptr);
+  // Worker 1 ends its half first, then steals from the second.
+  const auto steals = steals_in_halves(rt, std::size_t{64} << 20, std::chrono::milliseconds(2),
+                                       std::chrono::milliseconds(10));
   done = true;
   neighbour.join();
-  ASSERT_FALSE(steals_seen::events.empty()) << "no worker stole within the group";
+  ASSERT_FALSE(steals.empty()) << "no worker stole within the group";
   int waited = 0;
-  for (const auto& e : steals_seen::events) waited += e.waited;
+  for (const auto& e : steals) waited += e.waited;
   EXPECT_EQ(waited, 0) << "a thief held back its first steal while a PU was contended";
 }
 
 // The data a thief's wait is sized by is a part of the group (its size over its children and
 // the creator's inline work), but no more than one worker's cache holds: of a larger part, only
 // that much can be in the victim's cache for a steal to move.
-// Eight children hinted 1 : 1 whose second half, worker 0's, takes longer, in a group of
-// `size_bytes`: the data each steal's wait was sized by.
+// The data each steal's wait was sized by, in steals_in_halves's group of `size_bytes`.
 std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t size_bytes) {
-  constexpr int children = 8;
-  steals_seen::clear();
-  locus::detail::set_adws_steal_observer(&steals_seen::record);
-  rt.exec([&] {
-    locus::task_group tg{locus::work_hint{double(children)}, locus::size_hint{size_bytes}};
-    for (int i = 0; i < children; ++i) {
-      // The plan gives the first half to worker 1, which ends it first and then steals; by
-      // then the creator has spawned every child.
-      const bool first_half = i < children / 2;
-      tg.run(
-          [first_half] {
-            if (first_half) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            } else {
-              run_until_stolen(std::chrono::milliseconds(5), steals_seen::any);
-            }
-          },
-          locus::work_hint{1.0});
-    }
-    tg.wait();
-  });
-  locus::detail::set_adws_steal_observer(nullptr);
   std::vector<std::size_t> sizes;
-  for (const auto& e : steals_seen::events) sizes.push_back(e.part_bytes);
+  for (const auto& e : steals_in_halves(rt, size_bytes, std::chrono::milliseconds(1),
+                                        std::chrono::milliseconds(5))) {
+    sizes.push_back(e.part_bytes);
+  }
   return sizes;
 }
 
