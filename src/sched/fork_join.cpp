@@ -229,13 +229,15 @@ void help_with_own_tasks(group_state& g) {
   }
 }
 
-void suspend_until_joined(worker* w, group_state& g) {
+// Parks the running task until its join completes; the scheduler then runs `found` (what the
+// task's watch of the join found), if anything.
+void suspend_until_joined(worker* w, group_state& g, work_item* found) {
   w->counters.suspensions.add();
   w->running->may_have_moved = true;
   resume_item resume;
   resume.group = &g;
   g.resume = &resume;
-  switch_msg msg{what::parked, w, w->running, &g, nullptr};
+  switch_msg msg{what::parked, w, w->running, &g, found};
   w->running = &w->native;
   resumed(ult::switch_to(w->sched_ctx, w->native, &msg));
   // Resumed by the last child or by a scheduler: only the waiter flag is left.
@@ -286,6 +288,7 @@ void settle_cancellation(group_state& g) noexcept {
 // Returns whether the group, or one it is nested in, was cancelling.
 inline bool finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
+  g.continuation_taken = false;
   g.unjoined.store(false, std::memory_order_relaxed);
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
@@ -817,8 +820,15 @@ bool wait(group_state& g) {
     if (g.unsettled != 0) {
       g.pending.fetch_add(std::exchange(g.unsettled, 0), std::memory_order_acq_rel);
     }
-    if (g.pending.load(std::memory_order_acquire) != 0)
-      suspend_until_joined(current_worker_here(), g);
+    if (g.pending.load(std::memory_order_acquire) != 0) {
+      worker* here = current_worker_here();
+      // A taken continuation waits where it was stolen to, and its last child most likely ends
+      // on the worker it was taken from: that worker switches straight into it (or a policy
+      // hands it back there at the join) more cheaply than this one could watch the join.
+      work_item* found = g.continuation_taken ? nullptr : here->watch_join(g);
+      if (found != nullptr || g.pending.load(std::memory_order_acquire) != 0)
+        suspend_until_joined(here, g, found);
+    }
   }
   return finish_group(g);
 }

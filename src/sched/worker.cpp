@@ -174,8 +174,12 @@ work_item* worker::look_once() {
   return nullptr;
 }
 
+bool worker::loop_has_business() const noexcept {
+  return probed || rt.stopping() || guest_done() || rt.seat_wanted_of(*this);
+}
+
 work_item* worker::next_after_task() {
-  if (probed || rt.stopping() || guest_done() || rt.seat_wanted_of(*this)) return nullptr;
+  if (loop_has_business()) return nullptr;
   const std::uint64_t now = clock_ns();
   if (cpu_watch.watching() && guest_ == nullptr) [[unlikely]]
     follow_cpu_contention(now);
@@ -186,6 +190,20 @@ work_item* worker::next_after_task() {
   work_item* item = look_once();
   if (item != nullptr) enter_phase(phase::overhead, now);
   return item;
+}
+
+work_item* worker::watch_join(const group_state& group) {
+  bool watched = false;
+  for (unsigned rounds = 1; idle_schedule::after(rounds, false) == idle_step::spin; ++rounds) {
+    if (group.pending.load(std::memory_order_acquire) == 0 || cpu_watch.widened ||
+        loop_has_business())
+      break;
+    watched = true;  // the search's time is idle time
+    if (work_item* item = next_after_task()) return item;
+    for (int i = 0; i < 16; ++i) cpu_relax();
+  }
+  if (watched) enter_phase(phase::busy, clock_ns());
+  return nullptr;
 }
 
 void worker::dispatch(work_item* item) {
@@ -199,6 +217,7 @@ void worker::dispatch(work_item* item) {
         // its parent, so the group must wait for it.
         auto* rec = static_cast<spawn_record*>(item);
         rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
+        rec->group->continuation_taken = true;
         // Its join is no longer trivial: the policy's group_end sees it (the parent, resumed
         // below on this thread, reads the flag when its wait completes).
         if (rt.hooks.group_end && !rec->group->unhooked)
@@ -256,11 +275,14 @@ work_item* worker::after_return(const ult::transfer& t) {
     rt.deliver(m->target, resume, lane::first);
     return nullptr;
   }
+  work_item* found = m->item;  // what the waiter's watch found (watch_join), if anything
   if (g->pending.fetch_add(group_state::waiter_flag, std::memory_order_acq_rel) == 0) {
-    // Every child finished while the waiter was switching out: resume it right away.
-    return resume;
+    // Every child finished while the waiter was switching out: resume it right away, or right
+    // after what its watch found.
+    if (found == nullptr) return resume;
+    rt.deliver(index, resume, lane::first);
   }
-  return nullptr;
+  return found;
 }
 
 }  // namespace locus::detail

@@ -160,9 +160,18 @@ class alignas(64) worker {
   // For a context whose queued task just finished: one round of the scheduler loop's search,
   // so that a task found runs on that context at once, without two switches through the
   // scheduler and a stack given back and taken again. Null when nothing was found or the
-  // scheduler loop has something else to do (a trace or a meter watches task boundaries, the
-  // runtime stops, a seated caller's root ended, a caller wants the seat).
+  // scheduler loop has something else to do (loop_has_business).
   work_item* next_after_task();
+
+  // For a task at the join of `group`, whose children still run elsewhere: the scheduler loop's
+  // search, for as long as that loop would spin, while the task stays on its context. A join
+  // that completes meanwhile goes on without parking: no switch to the scheduler and back, and
+  // no hand-over through the worker of the last child (the waiting thread of oneTBB's wait stays
+  // in its loop too). Returns what the search found, which the task then parks for; null when
+  // the join completed or the spin ended (the task parks), and at once while the loop has other
+  // business (loop_has_business) or the binding is widened (a spinning waiter would hold the CPU
+  // its children's worker needs).
+  work_item* watch_join(const group_state& group);
 
   // A caller of exec sitting in this worker's seat (runtime_impl::run_seated) runs `root` and
   // then the worker's loop until the root has ended.
@@ -175,6 +184,10 @@ class alignas(64) worker {
   // Sets found_at to the clock at the start of the search round that found the item.
   work_item* find_work(std::uint64_t& found_at);
   work_item* look_once();
+  // Whether the scheduler loop has something to do besides a search: a trace or a meter
+  // watches task boundaries, the runtime stops, a seated caller's root ended, a caller wants
+  // the seat.
+  bool loop_has_business() const noexcept;
   void follow_cpu_contention(std::uint64_t now) noexcept;
   ult::stack* acquire_stack_or_die() noexcept;
   // Runs `item` and whatever running it hands back.
