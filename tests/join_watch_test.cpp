@@ -27,8 +27,26 @@ void spin_briefly() {
   }
 }
 
-// The creator queues one child, waits until the other worker has taken it, and joins it; the
-// child ends a few microseconds after the creator has reached its join. Returns how many of
+// Queues one child, waits until the other worker has taken it, and joins it; the child runs
+// `rest` there once the creator has reached its join.
+template <class Rest>
+void join_a_child_taken_elsewhere(const Rest& rest) {
+  std::atomic<bool> taken{false};
+  std::atomic<bool> at_join{false};
+  locus::task_group tg;
+  tg.run(
+      [&] {
+        taken = true;
+        ASSERT_TRUE(wait_until([&] { return at_join.load(); }));
+        rest();
+      },
+      locus::parent_first);
+  ASSERT_TRUE(wait_until([&] { return taken.load(); }));
+  at_join = true;
+  tg.wait();
+}
+
+// The child ends a few microseconds after the creator has reached its join. Returns how many of
 // `joins` such joins parked the creator (which may have moved between workers at a join).
 std::uint64_t joins_that_parked(const char* sched, int joins) {
   locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
@@ -38,20 +56,10 @@ std::uint64_t joins_that_parked(const char* sched, int joins) {
     const std::uint64_t before = all_suspensions(rt);
     for (int i = 0; i < joins; ++i) {
       const int creator = locus::this_worker();
-      std::atomic<bool> taken{false};
-      std::atomic<bool> at_join{false};
-      locus::task_group tg;
-      tg.run(
-          [&] {
-            if (locus::this_worker() != creator) ran_elsewhere.fetch_add(1);
-            taken = true;
-            ASSERT_TRUE(wait_until([&] { return at_join.load(); }));
-            spin_briefly();
-          },
-          locus::parent_first);
-      ASSERT_TRUE(wait_until([&] { return taken.load(); }));
-      at_join = true;
-      tg.wait();
+      join_a_child_taken_elsewhere([&] {
+        if (locus::this_worker() != creator) ran_elsewhere.fetch_add(1);
+        spin_briefly();
+      });
     }
     parked = all_suspensions(rt) - before;
   });
@@ -113,24 +121,14 @@ TEST(JoinWatch, WorkFoundWhileWatchingRunsAndTheJoinStillCompletes) {
     rt.exec([&] {
       creator = locus::this_worker();
       const std::uint64_t before = all_suspensions(rt);
-      std::atomic<bool> taken{false};
-      std::atomic<bool> at_join{false};
-      locus::task_group tg;
-      tg.run(
-          [&] {
-            child_ran_on = locus::this_worker();
-            taken = true;
-            ASSERT_TRUE(wait_until([&] { return at_join.load(); }));
-            locus::task_group inner;
-            inner.run([&] { task_ran_on = locus::this_worker(); }, locus::parent_first);
-            // This worker stays here until the task has run: the creator's worker runs it.
-            ASSERT_TRUE(wait_until([&] { return task_ran_on.load() != -1; }));
-            inner.wait();
-          },
-          locus::parent_first);
-      ASSERT_TRUE(wait_until([&] { return taken.load(); }));
-      at_join = true;
-      tg.wait();
+      join_a_child_taken_elsewhere([&] {
+        child_ran_on = locus::this_worker();
+        locus::task_group inner;
+        inner.run([&] { task_ran_on = locus::this_worker(); }, locus::parent_first);
+        // This worker stays here until the task has run: the creator's worker runs it.
+        ASSERT_TRUE(wait_until([&] { return task_ran_on.load() != -1; }));
+        inner.wait();
+      });
       parked = all_suspensions(rt) - before;
     });
     EXPECT_NE(child_ran_on.load(), creator) << sched;
