@@ -21,6 +21,7 @@
 #include "harness/platform.hpp"
 #include "harness/quiesce.hpp"
 #include "harness/regions.hpp"
+#include "harness/run_order.hpp"
 
 namespace locus_bench {
 
@@ -239,12 +240,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
   const int rounds = plan.warmup + plan.reps;
   for (int round = 0; round < rounds; ++round) {
     const bool timed = round >= plan.warmup;
-    // Each round starts one configuration later: a run can be slower right after another
-    // (on Heat2D here, whichever configuration followed OpenMP's took 20-40% longer, also when
-    // OpenMP's threads had stopped spinning), and in a fixed order one configuration would
-    // always pay for it.
+    // A run can be slower right after another: the timed rounds' orders balance which
+    // configuration follows which (harness/run_order.hpp).
+    const auto row = static_cast<std::size_t>(timed ? round - plan.warmup : round);
     for (std::size_t k = 0; k < runs.size(); ++k) {
-      auto& r = runs[(k + static_cast<std::size_t>(round)) % runs.size()];
+      auto& r = runs[configuration_at(row, k, runs.size())];
       if (!r.result.verified) continue;  // a failed configuration is not run again
       run_context ctx{r.config.which, r.config.workers, r.rt != nullptr ? r.rt->num_places() : 1};
       if (plan.exec_step) {
