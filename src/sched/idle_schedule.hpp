@@ -9,6 +9,8 @@
 // only briefly before it yields.
 #pragma once
 
+#include "sched/cpu_relax.hpp"
+
 namespace locus::detail {
 
 enum class idle_step { spin, yield, sleep };
@@ -25,6 +27,11 @@ struct idle_schedule {
     if (failed_rounds < (pu_shared ? shared_spin_rounds : spin_rounds)) return idle_step::spin;
     if (failed_rounds < rounds_before_sleep) return idle_step::yield;
     return idle_step::sleep;
+  }
+
+  // One spin step between two rounds.
+  static void spin() noexcept {
+    for (int i = 0; i < 16; ++i) cpu_relax();
   }
 };
 

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <exception>
 
-#include "sched/cpu_relax.hpp"
 #include "sched/fork_join.hpp"
 #include "sched/idle_schedule.hpp"
 #include "sched/probe.hpp"
@@ -120,7 +119,7 @@ work_item* worker::find_work(std::uint64_t& found_at) {
     ++rounds;
     const idle_step next = idle_schedule::after(rounds, cpu_watch.widened);
     if (next == idle_step::spin) {
-      for (int i = 0; i < 16; ++i) cpu_relax();
+      idle_schedule::spin();
     } else if (next == idle_step::yield) {
       ::sched_yield();
     } else if (rt.sleep(*this)) {
@@ -200,7 +199,7 @@ work_item* worker::watch_join(const group_state& group) {
       break;
     watched = true;  // the search's time is idle time
     if (work_item* item = next_after_task()) return item;
-    for (int i = 0; i < 16; ++i) cpu_relax();
+    idle_schedule::spin();
   }
   if (watched) enter_phase(phase::busy, clock_ns());
   return nullptr;
