@@ -89,12 +89,24 @@ std::size_t context::own_queue_size() const noexcept {
   return w_.queue().size();
 }
 
-steal_result context::steal(int victim, std::size_t max) {
+steal_result context::steal(int victim, std::size_t max, chunk rule) {
   constexpr std::size_t batch = 64;
   work_item* taken[batch];
   steal_result r;
   std::size_t want = max < 1 ? 1 : max;
   ready_queue& q = w_.rt.at(victim).queue();
+  if (rule == chunk::of_queued_tasks && want > 1) {
+    steal_status why = steal_status::empty;
+    if (q.steal(taken, 1, &why) == 0) {
+      r.status = why;
+      count_steal(victim, r);
+      return r;
+    }
+    r.item = taken[0];
+    r.taken = 1;
+    r.status = steal_status::taken;
+    want = r.item->kind == item_kind::task ? want - 1 : 0;
+  }
   while (want > 0) {
     steal_status why = steal_status::empty;
     const std::size_t n = q.steal(taken, want < batch ? want : batch, &why);

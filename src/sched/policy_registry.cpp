@@ -19,7 +19,9 @@ namespace {
 struct registry {
   std::mutex lock;
   std::vector<policy_entry> entries{
-      {"ws", "random work stealing, child-first, one task per steal", &make_ws_policy},
+      {"ws",
+       "random work stealing, child-first, one continuation or half the queued tasks per steal",
+       &make_ws_policy},
       {"adws", "almost deterministic work stealing (single level): work hints map tasks to workers",
        &make_adws_policy},
       {"ml-adws",

@@ -1,6 +1,6 @@
 // ws: classic randomized work stealing (Blumofe & Leiserson; the Cilk-5 baseline every seed
 // paper compares against): child-first spawns, one deque per worker, victims drawn uniformly at
-// random, one task per steal.
+// random, one continuation per steal.
 //
 // One departure from Cilk-5, at joins only, with two workers (LOCUS_WS_JOIN, default `auto`):
 // when a thief completes the join of a continuation it stole while the worker it stole from is
@@ -20,7 +20,11 @@
 //
 // A second departure comes with the plain spawn path of the core (docs/scheduler-policies.md): a
 // group whose continuation was taken while a child still runs queues its further children, up to
-// a bound, so that a flat loop of spawns is not stolen once per child.
+// a bound, so that a flat loop of spawns is not stolen once per child. A thief that finds such
+// queued children takes half of them (steal-half, Hendler and Shavit), not one: each is a small
+// part of the loop, and taken one at a time every child the thief runs costs a steal, whose
+// cache-line transfers were a visible share of a few-microsecond task (bench/README, "sparselu").
+// A continuation is still taken alone (context::chunk::of_queued_tasks).
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -78,7 +82,8 @@ class ws_policy final : public policy_base<ws_policy> {
     // One round: as many random victims as there are other workers.
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
       const int victim = ctx.random_victim();
-      const steal_result r = ctx.steal(victim);
+      const std::size_t half = (ctx.stealable(victim) + 1) / 2;
+      const steal_result r = ctx.steal(victim, half, context::chunk::of_queued_tasks);
       if (!r) continue;
       // The stolen parent's groups remember where it came from, for group_end. The record
       // lives on the parent's stack, which only this thief runs from now on.
