@@ -94,22 +94,12 @@ steal_result context::steal(int victim, std::size_t max, chunk rule) {
   work_item* taken[batch];
   steal_result r;
   std::size_t want = max < 1 ? 1 : max;
+  // of_queued_tasks takes the oldest alone first, to see what it is.
+  std::size_t ask = rule == chunk::of_queued_tasks ? 1 : want;
   ready_queue& q = w_.rt.at(victim).queue();
-  if (rule == chunk::of_queued_tasks && want > 1) {
-    steal_status why = steal_status::empty;
-    if (q.steal(taken, 1, &why) == 0) {
-      r.status = why;
-      count_steal(victim, r);
-      return r;
-    }
-    r.item = taken[0];
-    r.taken = 1;
-    r.status = steal_status::taken;
-    want = r.item->kind == item_kind::task ? want - 1 : 0;
-  }
   while (want > 0) {
     steal_status why = steal_status::empty;
-    const std::size_t n = q.steal(taken, want < batch ? want : batch, &why);
+    const std::size_t n = q.steal(taken, ask < batch ? ask : batch, &why);
     if (n == 0) {
       if (r.taken == 0) r.status = why;
       break;
@@ -124,6 +114,8 @@ steal_result context::steal(int victim, std::size_t max, chunk rule) {
     r.taken += n;
     r.status = steal_status::taken;
     want -= n;
+    if (rule == chunk::of_queued_tasks && r.item->kind != item_kind::task) break;
+    ask = want;
   }
   count_steal(victim, r);
   return r;
