@@ -7,6 +7,15 @@
 // aside, and a worker spinning on the other PU holds the one CPU the OS could run it on. The OS
 // moves a waiting thread to a CPU that yields or goes idle, so a worker on a shared machine spins
 // only briefly before it yields.
+//
+// The spin step between two rounds is short: a few pauses, about as long as a round's own look
+// at the queues. Work that appears (the next step's continuation, a join handed back) is seen
+// at the next round, on average half a round after it was published, and in an iterative
+// program of short steps that wait is paid at every step: with steps of 16 pauses (a round of
+// about 0.55 us on a host where a pause takes 20 ns) a thief began its part of each step later
+// than with 4 (0.2 us), ws and adws took 1-2% longer on ge and heat2d n=250 (bench/README,
+// "Where locus is behind a peer"). There are more rounds instead, so that a worker spins about
+// as long as before (some 35 us) before it yields.
 #pragma once
 
 #include "sched/cpu_relax.hpp"
@@ -16,10 +25,10 @@ namespace locus::detail {
 enum class idle_step { spin, yield, sleep };
 
 struct idle_schedule {
-  static constexpr unsigned spin_rounds = 64;
-  static constexpr unsigned shared_spin_rounds = 8;
+  static constexpr unsigned spin_rounds = 192;
+  static constexpr unsigned shared_spin_rounds = 24;
   // Rounds, spinning and yielding, before the worker sleeps.
-  static constexpr unsigned rounds_before_sleep = 96;
+  static constexpr unsigned rounds_before_sleep = 224;
 
   // After `failed_rounds` rounds of looking in vain (1 after the first), with the binding
   // widened or not.
@@ -31,7 +40,7 @@ struct idle_schedule {
 
   // One spin step between two rounds.
   static void spin() noexcept {
-    for (int i = 0; i < 16; ++i) cpu_relax();
+    for (int i = 0; i < 4; ++i) cpu_relax();
   }
 };
 

@@ -42,7 +42,8 @@ namespace locus::detail {
 namespace {
 
 // A victim counts as searching if it began a round of looking for work this recently: a round
-// (a look at its queues and a few failed steals, then 16 pauses) takes about a microsecond.
+// (a look at its queues and a few failed steals, then a few pauses) takes well under a
+// microsecond.
 constexpr std::uint64_t searching_within_ns = 5'000;
 // An offer unclaimed this long goes back to the thief: a searching victim claims within a round
 // or two, even with a far cache-line round trip.
