@@ -10,12 +10,10 @@
 //
 // The spin step between two rounds is short: a few pauses, about as long as a round's own look
 // at the queues. Work that appears (the next step's continuation, a join handed back) is seen
-// at the next round, on average half a round after it was published, and in an iterative
-// program of short steps that wait is paid at every step: with steps of 16 pauses (a round of
-// about 0.55 us on a host where a pause takes 20 ns) a thief began its part of each step later
-// than with 4 (0.2 us), ws and adws took 1-2% longer on ge and heat2d n=250 (bench/README,
-// "Where locus is behind a peer"). There are more rounds instead, so that a worker spins about
-// as long as before (some 35 us) before it yields.
+// at the next round, on average half a round after it was published, and an iterative program
+// of short steps pays that wait at every step (bench/README, "Where locus is behind a peer").
+// There are correspondingly more rounds, so that a worker spins for about as long (some 35 us)
+// before it yields.
 #pragma once
 
 #include "sched/cpu_relax.hpp"
