@@ -4,14 +4,19 @@
 // with two workers and thief with more.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
+#include "sched/clock.hpp"
+#include "sched/cpu_contention.hpp"
+#include "sched/worker.hpp"
 
 namespace {
 
@@ -149,6 +154,170 @@ TEST(Ws, StepLoopResultsUnderBothJoinRules) {
       for (int i = 0; i < 64; ++i) {
         EXPECT_EQ(cell[static_cast<std::size_t>(i)], 300L * i) << rule << " " << workers;
       }
+    }
+  }
+}
+
+// The lone-item rule (LOCUS_WS_LONE_WAIT_US, with the hand-back): while a region whose
+// continuation was stolen is open, a thief leaves its victim's only item to the victim for a
+// while; the first steal of a region never waits.
+
+// Spins until worker `w`'s idle time has grown by `by_s` seconds.
+void until_idle_grows(const locus::runtime& rt, int w, double by_s) {
+  const auto idle = [&] { return rt.stats().workers.at(static_cast<std::size_t>(w)).idle_s; };
+  const double from = idle();
+  while (idle() < from + by_s) {
+  }
+}
+
+struct lone_trial {
+  int home = -1;
+  int thief = -1;
+  int inner = -1;  // where the inner group's continuation ran
+};
+
+// The root's continuation is stolen, so its region stays open; the root's child, on the home
+// worker, then spawns a child of its own that holds the home worker until the thief has been
+// idle for 50 ms. Meanwhile the inner child's continuation is the only item the thief can find.
+lone_trial lone_item_trial(locus::runtime& rt) {
+  lone_trial t;
+  rt.exec([&] {
+    std::atomic<int> thief{-1};
+    locus::task_group outer;
+    t.home = locus::this_worker();
+    outer.run([&] {
+      while (thief.load() < 0) {
+      }
+      locus::task_group inner;
+      inner.run([&] { until_idle_grows(rt, thief.load(), 0.05); });
+      t.inner = locus::this_worker();
+      inner.wait();
+    });
+    t.thief = locus::this_worker();
+    thief.store(t.thief);
+    outer.wait();
+  });
+  return t;
+}
+
+// Where the lone continuation ran in ten trials: how many times on its own worker and how many
+// on the thief. A trial can go either way when another process shares a CPU (the rule then
+// stands aside, and the idle clock of a descheduled thief runs on), so the counts are compared,
+// not each trial.
+std::pair<int, int> lone_item_trials(locus::runtime& rt) {
+  int stayed = 0, taken = 0;
+  for (int i = 0; i < 10; ++i) {
+    const lone_trial t = lone_item_trial(rt);
+    EXPECT_NE(t.home, t.thief) << "the root's continuation was stolen";
+    if (t.inner == t.home) {
+      ++stayed;
+    } else {
+      EXPECT_EQ(t.inner, t.thief) << "never a third worker";
+      ++taken;
+    }
+  }
+  return {stayed, taken};
+}
+
+TEST(WsLoneItem, AThiefLeavesItToItsVictimInsideAStolenRegion) {
+  const saved_env join("LOCUS_WS_JOIN", nullptr);
+  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  const auto [stayed, taken] = lone_item_trials(rt);
+  EXPECT_GT(stayed, taken) << "with a wait of 1 s the thief took the lone item in " << taken
+                           << " trials of " << stayed + taken;
+}
+
+TEST(WsLoneItem, WithoutTheWaitTheThiefTakesIt) {
+  const saved_env join("LOCUS_WS_JOIN", nullptr);
+  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "0");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  const auto [stayed, taken] = lone_item_trials(rt);
+  EXPECT_GT(taken, stayed) << "with no wait the lone item stayed in " << stayed << " trials of "
+                           << stayed + taken;
+}
+
+// While another process shares a worker's PU, the victim may be waiting for its PU rather than
+// finishing its item: the thief takes it at once. A thread stands in for that process by marking
+// both workers' PUs contended for the whole run.
+TEST(WsLoneItem, NoThiefWaitsWhileAWorkersPuIsContended) {
+  const saved_env join("LOCUS_WS_JOIN", nullptr);
+  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  std::array<std::atomic<locus::detail::cpu_contention_watch*>, 2> watches{};
+  for (int round = 0; round < 100 && (watches[0] == nullptr || watches[1] == nullptr); ++round) {
+    rt.exec([&] {
+      locus::task_group tg;
+      tg.run([&] {
+        watches[static_cast<std::size_t>(locus::this_worker())] =
+            &locus::detail::current_worker()->cpu_watch;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      });
+      watches[static_cast<std::size_t>(locus::this_worker())] =
+          &locus::detail::current_worker()->cpu_watch;
+      tg.wait();
+    });
+  }
+  ASSERT_NE(watches[0].load(), nullptr);
+  ASSERT_NE(watches[1].load(), nullptr);
+  const auto note = [&] {
+    for (auto& w : watches) w.load()->note_contended(locus::detail::clock_ns());
+  };
+  note();
+  std::atomic<bool> done{false};
+  std::thread neighbour([&] {
+    while (!done.load()) {
+      note();
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  });
+  const auto [stayed, taken] = lone_item_trials(rt);
+  done = true;
+  neighbour.join();
+  EXPECT_GT(taken, stayed) << "while a PU was contended the lone item stayed in " << stayed
+                           << " trials of " << stayed + taken;
+}
+
+// A region's first steal does not wait, also right after another stolen region has joined (its
+// count of open stolen regions went back to zero): the child holds its worker until its parent's
+// continuation has been taken, or until the other worker has been idle for 200 ms.
+TEST(WsLoneItem, TheFirstStealOfARegionDoesNotWait) {
+  const saved_env join("LOCUS_WS_JOIN", nullptr);
+  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  int stolen = 0, trials = 0;
+  rt.exec([&] {
+    for (int region = 0; region < 6; ++region, ++trials) {
+      // The hand-back may or may not bring the task back to this worker after each join.
+      const int here = locus::this_worker();
+      std::atomic<bool> taken{false};
+      locus::task_group tg;
+      tg.run([&] {
+        const auto idle = [&] {
+          return rt.stats().workers.at(static_cast<std::size_t>(1 - here)).idle_s;
+        };
+        const double from = idle();
+        while (!taken.load() && idle() < from + 0.2) {
+        }
+      });
+      if (locus::this_worker() != here) ++stolen;
+      taken.store(true);
+      tg.wait();
+    }
+  });
+  EXPECT_GE(stolen, trials - 1) << "regions whose first item waited: " << trials - stolen;
+}
+
+TEST(Ws, RejectsABadLoneWait) {
+  for (const char* bad : {"-1", "1000001", "5us"}) {
+    const saved_env wait("LOCUS_WS_LONE_WAIT_US", bad);
+    try {
+      locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+      ADD_FAILURE() << "LOCUS_WS_LONE_WAIT_US=" << bad << " was accepted";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("LOCUS_WS_LONE_WAIT_US"), std::string::npos) << what;
+      EXPECT_NE(what.find("1000000"), std::string::npos) << what;
     }
   }
 }

@@ -50,6 +50,10 @@ constexpr std::array table{
              "where a task whose continuation was stolen goes on after its join: back on its "
              "victim if idle (home), or on the thief (Cilk-5); auto: home with 2 workers, thief "
              "with more"},
+    variable{"LOCUS_WS_LONE_WAIT_US", "ws", "0 .. 1000000 (microseconds)", "5",
+             "with the hand-back at joins (LOCUS_WS_JOIN): how long a thief leaves a victim's "
+             "only item to it while a region whose continuation was stolen is still open; 0: it "
+             "takes it at once, as in Cilk-5"},
     variable{"LOCUS_ADWS_STEAL", "adws, ml-adws", boolean, "1",
              "0 turns stealing off: the deterministic plan alone (for testing)"},
     variable{"LOCUS_ADWS_PATIENCE", "adws, ml-adws", boolean, "1",
