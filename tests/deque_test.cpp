@@ -107,6 +107,29 @@ TEST(DequeTest, HoldsPointers) {
   EXPECT_TRUE(d.empty());
 }
 
+// A marked item reads as marked at the top before anyone takes it, and comes out of pop and steal
+// as it was pushed, through a growth of the buffer too.
+TEST(DequeTest, MarkedItemsAreSeenAtTheTopAndComeOutUnchanged) {
+  std::vector<long> cells(6);
+  chase_lev_deque<long*> d(2);
+  EXPECT_FALSE(d.oldest_marked());
+  d.push_marked(&cells[0]);
+  d.push(&cells[1]);
+  d.push_marked(&cells[2]);
+  d.push(&cells[3]);  // grows the buffer
+  EXPECT_TRUE(d.oldest_marked());
+  EXPECT_EQ(d.steal(), &cells[0]);
+  EXPECT_FALSE(d.oldest_marked());
+  EXPECT_EQ(d.pop(), &cells[3]);
+  EXPECT_EQ(d.pop(), &cells[2]);
+  EXPECT_EQ(d.steal(), &cells[1]);
+  EXPECT_FALSE(d.oldest_marked());
+  d.push_marked(&cells[4]);
+  EXPECT_TRUE(d.oldest_marked());
+  EXPECT_EQ(d.pop(), &cells[4]);
+  EXPECT_FALSE(d.oldest_marked()) << "an empty deque has no marked item";
+}
+
 TEST(DequeTest, GrowthKeepsEveryElementInOrder) {
   constexpr value n = 1000;
   {

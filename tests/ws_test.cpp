@@ -237,6 +237,43 @@ TEST(WsLoneItem, WithoutTheWaitTheThiefTakesIt) {
                            << stayed + taken;
 }
 
+// A lone queued child is not waited for: it is one of a loop's many, whose victim is busy with
+// another. The root's continuation is stolen; the root's child then queues a grandchild
+// (parent_first) and holds its worker until the grandchild has run elsewhere, or until the thief
+// has been idle for 200 ms.
+TEST(WsLoneItem, ALoneQueuedChildIsTakenAtOnce) {
+  const saved_env join("LOCUS_WS_JOIN", nullptr);
+  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  int elsewhere = 0;
+  const int trials = 6;
+  for (int trial = 0; trial < trials; ++trial) {
+    rt.exec([&] {
+      std::atomic<int> thief{-1};
+      std::atomic<int> ran_on{-1};
+      locus::task_group outer;
+      outer.run([&] {
+        while (thief.load() < 0) {
+        }
+        const int home = locus::this_worker();
+        locus::task_group inner;
+        inner.run([&] { ran_on.store(locus::this_worker()); }, locus::parent_first);
+        const auto idle = [&] {
+          return rt.stats().workers.at(static_cast<std::size_t>(thief.load())).idle_s;
+        };
+        const double from = idle();
+        while (ran_on.load() < 0 && idle() < from + 0.2) {
+        }
+        inner.wait();
+        if (ran_on.load() != home) ++elsewhere;
+      });
+      thief.store(locus::this_worker());
+      outer.wait();
+    });
+  }
+  EXPECT_GE(elsewhere, trials - 1) << "lone queued children the thief left: " << trials - elsewhere;
+}
+
 // While another process shares a worker's PU, the victim may be waiting for its PU rather than
 // finishing its item: the thief takes it at once. A thread stands in for that process by marking
 // both workers' PUs contended for the whole run.

@@ -52,8 +52,8 @@ constexpr std::array table{
              "with more"},
     variable{"LOCUS_WS_LONE_WAIT_US", "ws", "0 .. 1000000 (microseconds)", "5",
              "with the hand-back at joins (LOCUS_WS_JOIN): how long a thief leaves a victim's "
-             "only item to it while a region whose continuation was stolen is still open; 0: it "
-             "takes it at once, as in Cilk-5"},
+             "only item, a continuation, to it while a region whose continuation was stolen is "
+             "still open; 0: it takes it at once, as in Cilk-5"},
     variable{"LOCUS_ADWS_STEAL", "adws, ml-adws", boolean, "1",
              "0 turns stealing off: the deterministic plan alone (for testing)"},
     variable{"LOCUS_ADWS_PATIENCE", "adws, ml-adws", boolean, "1",

@@ -38,14 +38,12 @@ class chase_lev_deque {
   chase_lev_deque& operator=(const chase_lev_deque&) = delete;
 
   // Owner only.
-  void push(T item) {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    const std::int64_t t = top_.load(std::memory_order_acquire);
-    ring* a = buffer_.load(std::memory_order_relaxed);
-    if (b - t > static_cast<std::int64_t>(a->capacity) - 1) [[unlikely]]
-      a = grow(a, t, b);
-    a->put(b, item);
-    bottom_.store(b + 1, std::memory_order_release);
+  void push(T item) { put_bottom(item); }
+  // Owner only: an item that thieves can tell apart before they take it (oldest_marked); pop and
+  // steal return it as pushed. For pointers to objects aligned to at least 2: the mark is the
+  // pointer's low bit.
+  void push_marked(T item) requires std::is_pointer_v<T> {
+    put_bottom(std::bit_cast<T>(std::bit_cast<std::uintptr_t>(item) | mark_bit));
   }
 
   // Owner only.
@@ -60,7 +58,7 @@ class chase_lev_deque {
       bottom_.store(b + 1, std::memory_order_relaxed);
       return std::nullopt;
     }
-    T item = a->get(b);
+    T item = unmarked(a->get(b));
     if (t == b) {
       // Last element: race against thieves for it.
       const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
@@ -77,13 +75,27 @@ class chase_lev_deque {
     const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
     if (t >= b) return std::nullopt;
     ring* a = buffer_.load(std::memory_order_acquire);
-    T item = a->get(t);
+    T item = unmarked(a->get(t));
     if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
       if (lost_race) *lost_race = true;
       return std::nullopt;
     }
     return item;
+  }
+
+  // Any thread: whether the oldest item, if there is one, was pushed marked. A hint: it may be
+  // taken, and its slot reused, before the caller acts on the answer.
+  bool oldest_marked() const noexcept {
+    if constexpr (std::is_pointer_v<T>) {
+      const std::int64_t t = top_.load(std::memory_order_acquire);
+      const std::int64_t b = bottom_.load(std::memory_order_acquire);
+      if (t >= b) return false;
+      const T item = buffer_.load(std::memory_order_acquire)->get(t);
+      return (std::bit_cast<std::uintptr_t>(item) & mark_bit) != 0;
+    } else {
+      return false;
+    }
   }
 
   // Approximate; exact when called by the owner with no concurrent thieves.
@@ -98,6 +110,25 @@ class chase_lev_deque {
   }
 
  private:
+  static constexpr std::uintptr_t mark_bit = 1;
+  static T unmarked(T item) noexcept {
+    if constexpr (std::is_pointer_v<T>) {
+      return std::bit_cast<T>(std::bit_cast<std::uintptr_t>(item) & ~mark_bit);
+    } else {
+      return item;
+    }
+  }
+
+  void put_bottom(T item) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    const std::int64_t t = top_.load(std::memory_order_acquire);
+    ring* a = buffer_.load(std::memory_order_relaxed);
+    if (b - t > static_cast<std::int64_t>(a->capacity) - 1) [[unlikely]]
+      a = grow(a, t, b);
+    a->put(b, item);
+    bottom_.store(b + 1, std::memory_order_release);
+  }
+
   struct ring {
     explicit ring(std::size_t cap) : capacity(cap), mask(cap - 1), slots(cap) {}
     // Slots are atomics accessed relaxed: a thief may read a slot the owner is overwriting after

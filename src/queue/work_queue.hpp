@@ -43,6 +43,9 @@ class work_queue {
   // Any thread: how many items a thief could take now, approximate (less than size() for a queue
   // that keeps some private to its owner).
   virtual std::size_t stealable() const noexcept { return size(); }
+  // Any thread: whether the oldest item was pushed marked (a continuation, for the core's
+  // queues); a hint, false for a queue that does not keep marks.
+  virtual bool oldest_marked() const noexcept { return false; }
   bool empty() const noexcept { return size() == 0; }
 };
 
@@ -72,6 +75,7 @@ class chase_lev_queue final : public work_queue<T> {
     return n;
   }
   std::size_t size() const noexcept override { return static_cast<std::size_t>(deque.size()); }
+  bool oldest_marked() const noexcept override { return deque.oldest_marked(); }
 
   chase_lev_deque<T> deque;
 };

@@ -133,6 +133,9 @@ std::size_t context::queue_size(int victim) const noexcept {
   return w_.rt.at(victim).queue().size();
 }
 
+bool context::oldest_is_continuation(int victim) const noexcept {
+  return w_.rt.at(victim).queue().oldest_marked();
+}
 std::size_t context::stealable(int victim) const noexcept {
   return w_.rt.at(victim).queue().stealable();
 }

@@ -111,6 +111,10 @@ class context {
   // Items a thief could take from `victim`'s queue now (a split queue's public part), read
   // without synchronisation: what steal-half halves.
   std::size_t stealable(int victim) const noexcept;
+  // Whether the oldest item of the victim's queue is a continuation that a child-first spawn
+  // published, read without taking it: a hint (the item may be gone by the time it is acted on;
+  // false for a replaced queue).
+  bool oldest_is_continuation(int victim) const noexcept;
 
   // ---- delivering (counted as pushes)
   // Puts `item` in `target`'s inbox and wakes `target` if it sleeps (no other worker).

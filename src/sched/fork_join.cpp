@@ -369,7 +369,11 @@ hot_path void child_entry(void* arg, ult::fcontext parent_ctx) noexcept {
         w->running = static_cast<ult::stack*>(rec->parent.stack);
         return;  // the parent releases this stack
       }
-      w->default_queue.deque.push(*item);
+      if ((*item)->kind == item_kind::continuation) {
+        w->default_queue.deque.push_marked(*item);
+      } else {
+        w->default_queue.deque.push(*item);
+      }
     }
   } else if (work_item* item = w->pop_local()) {
     if (is_own_parent(item, rec, me, w)) {
@@ -761,7 +765,7 @@ hot_path void publish_continuation(spawn_record* rec) noexcept {
     return;
   }
   worker* w = rec->spawner;
-  w->default_queue.deque.push(rec);
+  w->default_queue.deque.push_marked(rec);
   w->rt.notify_work();
 }
 

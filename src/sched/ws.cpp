@@ -27,13 +27,13 @@
 // A continuation is still taken alone (context::chunk::of_queued_tasks).
 //
 // A third keeps a step's data on its worker, as the hand-back does, and comes with it: a thief
-// that finds exactly one item at its victim while a region whose continuation was stolen is still
-// open (a step of a loop that the two workers share) waits up to LOCUS_WS_LONE_WAIT_US (5 us)
-// before taking it, unless another process shares a worker's CPU. At the end of such a step the one
-// item is the rest of the piece the victim is finishing, whose data is in the victim's cache:
-// taken, each of its leaves runs several times slower on the thief, and the next step moves the
-// data back. The first steal of a region never waits (no stolen region is open then), so a phase
-// still starts on both workers at once (bench/README, "The lone item").
+// that finds exactly one item at its victim, a continuation, while a region whose continuation
+// was stolen is still open (a step of a loop that the two workers share) waits up to
+// LOCUS_WS_LONE_WAIT_US (5 us) before taking it, unless another process shares a worker's CPU. At
+// the end of such a step the one item is the rest of the piece the victim is finishing, whose data
+// is in the victim's cache: taken, each of its leaves runs several times slower on the thief, and
+// the next step moves the data back. The first steal of a region never waits (no stolen region is
+// open then), so a phase still starts on both workers at once (bench/README, "The lone item").
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -108,7 +108,7 @@ class ws_policy final : public policy_base<ws_policy> {
       const int victim = ctx.random_victim();
       const std::size_t stealable = ctx.stealable(victim);
       if (stealable == 1) {
-        if (leaves_lone_item(ctx)) continue;
+        if (leaves_lone_item(ctx, victim)) continue;
       } else {
         offers_[static_cast<std::size_t>(ctx.self())].lone_since_ns = 0;
       }
@@ -198,9 +198,12 @@ class ws_policy final : public policy_base<ws_policy> {
   }
 
   // Whether the thief leaves a victim's only item where it is for now (see the top of the file).
-  bool leaves_lone_item(context& ctx) noexcept {
+  // Only a continuation: a lone queued child is one of a loop's many (a sparselu phase's), which
+  // the thief would only wait to take after the victim's current one.
+  bool leaves_lone_item(context& ctx, int victim) noexcept {
     std::uint64_t& since = offers_[static_cast<std::size_t>(ctx.self())].lone_since_ns;
-    if (!hand_back_ || lone_wait_us_ == 0 || !in_stolen_region() || ctx.any_worker_contended()) {
+    if (!hand_back_ || lone_wait_us_ == 0 || !ctx.oldest_is_continuation(victim) ||
+        !in_stolen_region() || ctx.any_worker_contended()) {
       since = 0;
       return false;
     }
