@@ -730,4 +730,19 @@ TEST_F(ConfigRuntimeTest, WsAutoJoinRuleNamesItsChoice) {
   }
 }
 
+// ws shows its lone-item wait, and says when the rule does not use it (no hand-back).
+TEST_F(ConfigRuntimeTest, WsShowsItsLoneItemWait) {
+  const locus_test::saved_env policy_env{"LOCUS_WS_JOIN", "LOCUS_WS_LONE_WAIT_US"};
+  ::unsetenv("LOCUS_WS_JOIN");
+  ::unsetenv("LOCUS_WS_LONE_WAIT_US");
+  const std::map<int, std::string> expected = {{2, "5"}, {4, "5 (unused: no hand-back)"}};
+  for (const auto& [workers, setting] : expected) {
+    locus::runtime rt{
+        locus::options{.sched = "ws", .workers = workers, .topology = "pack:1 core:4 pu:1"}};
+    const auto described = parse_description(rt.describe());
+    ASSERT_TRUE(described.contains("LOCUS_WS_LONE_WAIT_US")) << workers;
+    EXPECT_EQ(described.at("LOCUS_WS_LONE_WAIT_US"), setting) << workers;
+  }
+}
+
 }  // namespace

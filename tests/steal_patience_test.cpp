@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "contended_pus.hpp"
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
 #include "sched/adws_audit.hpp"
@@ -191,22 +192,13 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   }
   ASSERT_NE(watches[0].load(), nullptr);
   ASSERT_NE(watches[1].load(), nullptr);
-  const auto note = [&] {
-    for (auto& w : watches) w.load()->note_contended(locus::detail::clock_ns());
-  };
-  note();
-  std::atomic<bool> done{false};
-  std::thread neighbour([&] {
-    while (!done.load()) {
-      note();
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-    }
-  });
-  // Worker 1 ends its half first, then steals from the second.
-  const auto steals = steals_in_halves(rt, std::size_t{64} << 20, std::chrono::milliseconds(2),
-                                       std::chrono::milliseconds(10));
-  done = true;
-  neighbour.join();
+  std::vector<locus::detail::adws_steal_event> steals;
+  {
+    const locus_test::contended_pus neighbour({watches[0].load(), watches[1].load()});
+    // Worker 1 ends its half first, then steals from the second.
+    steals = steals_in_halves(rt, std::size_t{64} << 20, std::chrono::milliseconds(2),
+                              std::chrono::milliseconds(10));
+  }
   ASSERT_FALSE(steals.empty()) << "no worker stole within the group";
   int waited = 0;
   for (const auto& e : steals) waited += e.waited;

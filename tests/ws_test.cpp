@@ -12,10 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "contended_pus.hpp"
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
-#include "sched/clock.hpp"
-#include "sched/cpu_contention.hpp"
 #include "sched/worker.hpp"
 
 namespace {
@@ -162,11 +161,12 @@ TEST(Ws, StepLoopResultsUnderBothJoinRules) {
 // continuation was stolen is open, a thief leaves its victim's only item to the victim for a
 // while; the first steal of a region never waits.
 
-// Spins until worker `w`'s idle time has grown by `by_s` seconds.
-void until_idle_grows(const locus::runtime& rt, int w, double by_s) {
+// Spins until worker `w`'s idle time has grown by `by_s` seconds, or `done` holds.
+void until_idle_grows(const locus::runtime& rt, int w, double by_s,
+                      const std::atomic<bool>* done = nullptr) {
   const auto idle = [&] { return rt.stats().workers.at(static_cast<std::size_t>(w)).idle_s; };
   const double from = idle();
-  while (idle() < from + by_s) {
+  while (idle() < from + by_s && (done == nullptr || !done->load())) {
   }
 }
 
@@ -251,19 +251,20 @@ TEST(WsLoneItem, ALoneQueuedChildIsTakenAtOnce) {
     rt.exec([&] {
       std::atomic<int> thief{-1};
       std::atomic<int> ran_on{-1};
+      std::atomic<bool> ran{false};
       locus::task_group outer;
       outer.run([&] {
         while (thief.load() < 0) {
         }
         const int home = locus::this_worker();
         locus::task_group inner;
-        inner.run([&] { ran_on.store(locus::this_worker()); }, locus::parent_first);
-        const auto idle = [&] {
-          return rt.stats().workers.at(static_cast<std::size_t>(thief.load())).idle_s;
-        };
-        const double from = idle();
-        while (ran_on.load() < 0 && idle() < from + 0.2) {
-        }
+        inner.run(
+            [&] {
+              ran_on.store(locus::this_worker());
+              ran.store(true);
+            },
+            locus::parent_first);
+        until_idle_grows(rt, thief.load(), 0.2, &ran);
         inner.wait();
         if (ran_on.load() != home) ++elsewhere;
       });
@@ -297,20 +298,8 @@ TEST(WsLoneItem, NoThiefWaitsWhileAWorkersPuIsContended) {
   }
   ASSERT_NE(watches[0].load(), nullptr);
   ASSERT_NE(watches[1].load(), nullptr);
-  const auto note = [&] {
-    for (auto& w : watches) w.load()->note_contended(locus::detail::clock_ns());
-  };
-  note();
-  std::atomic<bool> done{false};
-  std::thread neighbour([&] {
-    while (!done.load()) {
-      note();
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-    }
-  });
+  const locus_test::contended_pus neighbour({watches[0].load(), watches[1].load()});
   const auto [stayed, taken] = lone_item_trials(rt);
-  done = true;
-  neighbour.join();
   EXPECT_GT(taken, stayed) << "while a PU was contended the lone item stayed in " << stayed
                            << " trials of " << stayed + taken;
 }
@@ -329,14 +318,7 @@ TEST(WsLoneItem, TheFirstStealOfARegionDoesNotWait) {
       const int here = locus::this_worker();
       std::atomic<bool> taken{false};
       locus::task_group tg;
-      tg.run([&] {
-        const auto idle = [&] {
-          return rt.stats().workers.at(static_cast<std::size_t>(1 - here)).idle_s;
-        };
-        const double from = idle();
-        while (!taken.load() && idle() < from + 0.2) {
-        }
-      });
+      tg.run([&] { until_idle_grows(rt, 1 - here, 0.2, &taken); });
       if (locus::this_worker() != here) ++stolen;
       taken.store(true);
       tg.wait();
