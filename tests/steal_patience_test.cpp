@@ -131,9 +131,10 @@ std::vector<locus::detail::adws_steal_event> steals_in_halves(locus::runtime& rt
   return steals_seen::events;
 }
 
-// Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint that makes moving
-// a task look expensive: worker 1 waits, then steals, so some of worker 0's planned children run
-// on worker 1. Without an end to the wait, worker 1 would idle through the whole group.
+// Hints that say 1 : 1 where worker 0's half takes far longer, and a size hint whose share per
+// worker fits its cache, so that moving a task looks expensive: worker 1 waits, then steals, so
+// some of worker 0's planned children run on worker 1. Without an end to the wait, worker 1 would
+// idle through the whole group.
 TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
   const patient_adws env;
   locus::runtime rt{two_workers(two_l2s)};
@@ -142,7 +143,7 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
   std::atomic<bool> slow_child_on_worker_1{false};
   rt.exec([&] {
     locus::task_group tg{locus::work_hint{double(children)},
-                         locus::size_hint{std::size_t{64} << 20}};
+                         locus::size_hint{std::size_t{2} << 20}};
     for (int i = 0; i < children; ++i) {
       tg.run(
           [&, i] {
@@ -168,7 +169,7 @@ TEST(StealPatience, AThiefStillStealsFromAPlanWhoseHintsAreWrong) {
 // PU rather than running: a thief then steals as soon as it runs dry. A thread stands in for that
 // process by marking both workers' PUs contended for the whole run; without the gate, the first
 // thief would hold back its first steal (its own part took at least 8 ms; moving a part's data,
-// as much as its 1 MB L2 holds, some 65 us).
+// a ninth of 2 MB, some 15 us).
 TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   const patient_adws env;
   locus::runtime rt{two_workers(two_l2s)};
@@ -196,7 +197,7 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   {
     const locus_test::contended_pus neighbour({watches[0].load(), watches[1].load()});
     // Worker 1 ends its half first, then steals from the second.
-    steals = steals_in_halves(rt, std::size_t{64} << 20, std::chrono::milliseconds(2),
+    steals = steals_in_halves(rt, std::size_t{2} << 20, std::chrono::milliseconds(2),
                               std::chrono::milliseconds(10));
   }
   ASSERT_FALSE(steals.empty()) << "no worker stole within the group";
@@ -207,7 +208,9 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
 
 // The data a thief's wait is sized by is a part of the group (its size over its children and
 // the creator's inline work), but no more than one worker's cache holds: of a larger part, only
-// that much can be in the victim's cache for a steal to move.
+// that much can be in the victim's cache for a steal to move. And where a worker's share of the
+// group is larger than its cache, its sweep over the share has evicted most of the part by the
+// time it would run it again: only the cache's proportion of the share counts.
 // The data each steal's wait was sized by, in steals_in_halves's group of `size_bytes`.
 std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t size_bytes) {
   std::vector<std::size_t> sizes;
@@ -218,12 +221,22 @@ std::vector<std::size_t> part_bytes_of_steals(locus::runtime& rt, std::size_t si
   return sizes;
 }
 
-TEST(StealPatience, AThiefsWaitIsSizedByAtMostOneCacheOfData) {
+TEST(StealPatience, AThiefsWaitIsSizedByTheDataItsVictimsCacheCanStillHold) {
   const patient_adws env;
   locus::runtime rt{two_workers(two_l2s)};
+  // 64 MB in nine parts: each part is more than the 1 MB cache, and each worker's 32 MB share
+  // is 32 caches' worth.
   const std::vector<std::size_t> large = part_bytes_of_steals(rt, std::size_t{64} << 20);
   ASSERT_FALSE(large.empty()) << "worker 1 never stole from worker 0's planned half";
-  for (const std::size_t b : large) EXPECT_EQ(b, std::size_t{1} << 20);
+  for (const std::size_t b : large) EXPECT_EQ(b, (std::size_t{1} << 20) / 32);
+  // A share of exactly one cache: the whole part (a ninth of 2 MB).
+  const std::vector<std::size_t> fits = part_bytes_of_steals(rt, std::size_t{2} << 20);
+  ASSERT_FALSE(fits.empty()) << "worker 1 never stole from worker 0's planned half";
+  for (const std::size_t b : fits) EXPECT_EQ(b, (std::size_t{2} << 20) / 9);
+  // A share of two caches: half of the part.
+  const std::vector<std::size_t> twice = part_bytes_of_steals(rt, std::size_t{4} << 20);
+  ASSERT_FALSE(twice.empty()) << "worker 1 never stole from worker 0's planned half";
+  for (const std::size_t b : twice) EXPECT_EQ(b, (std::size_t{4} << 20) / 9 / 2);
   // Nine parts: eight children and the creator's inline work.
   const std::vector<std::size_t> small = part_bytes_of_steals(rt, 9 * 10'000);
   ASSERT_FALSE(small.empty()) << "worker 1 never stole from worker 0's planned half";

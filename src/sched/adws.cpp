@@ -88,8 +88,9 @@
 //   wake-up missed in that window waits for the sleep's timeout.
 // - A worker that runs out of work waits before its first steal within a group that has a size
 //   hint (src/sched/steal_patience.hpp): about as long as moving one of the group's parts (its
-//   size over its children and inline work, at most the cache of one unit of the group's level)
-//   to another core would take, and at most as long as its own part took; later steals in the group
+//   size over its children and inline work, at most the cache of one unit of the group's level,
+//   and scaled by how much of a unit's share of the group that cache holds) to another core
+//   would take, and at most as long as its own part took; later steals in the group
 //   go at once; no wait while another process shares a worker's PU (the owner may be descheduled).
 //   The paper steals as soon as a worker is dominated; at the end of every step of an iterative
 //   program whose plan is balanced but not exact, that moved a few tasks' data to the other core
@@ -535,7 +536,19 @@ class adws_policy final : public policy_base<adws_policy> {
     const std::size_t cache =
         tree_.unit(plan.level, plan.whole.owner(tree_.units(plan.level))).capacity;
     std::size_t part_bytes = plan.begun_ns != 0 ? plan.size_bytes / parts : 0;
-    if (cache != 0) part_bytes = std::min(part_bytes, cache);
+    if (cache != 0) {
+      part_bytes = std::min(part_bytes, cache);
+      // Each unit sweeps its share of the group's data every iteration, and its cache keeps at
+      // most `cache` of that share: of a larger one, the part a thief would take (the one its
+      // owner runs last) has mostly been evicted by the time it runs again, so count it as
+      // resident in that proportion (none of it under strict LRU).
+      const double width = plan.whole.hi - plan.whole.lo;
+      const double share = width > 0 ? static_cast<double>(plan.size_bytes) / width : 0.0;
+      const auto held = static_cast<double>(cache);
+      if (share > held) {
+        part_bytes = static_cast<std::size_t>(static_cast<double>(part_bytes) * (held / share));
+      }
+    }
     for_each_dominated(plan, [&](steal_range& r) {
       if (!r.valid || r.depth > plan.depth) {
         r = {plan.whole, plan.depth, plan.id, true, part_bytes, plan.begun_ns};
