@@ -59,7 +59,8 @@ constexpr std::array table{
     variable{"LOCUS_ADWS_PATIENCE", "adws, ml-adws", boolean, "1",
              "1: a worker that runs out of work waits before its first steal within a group with "
              "a size hint, about as long as moving a part of the group's data (at most one "
-             "cache's worth) would take and at most as long as its own part took "
+             "cache's worth, and of a worker's share of the group larger than its cache only "
+             "the cache's proportion) would take and at most as long as its own part took "
              "(src/sched/steal_patience.hpp); 0: it steals at once, as in the paper"},
     variable{"LOCUS_NUMA_WS_WEIGHTS", "numa-ws",
              "three non-negative numbers local,neighbour,remote, not all 0", "8,2,1",
