@@ -61,9 +61,11 @@ TEST(StealPatience, AGroupWithAnUnchangedIdNeverRestartsItsWait) {
 }
 
 // adws with its steals and its wait on, whatever the environment says.
+// (Braces would pick saved_env's list of names to clear.)
 struct patient_adws {
-  locus_test::saved_env steal{"LOCUS_ADWS_STEAL", "1"};
-  locus_test::saved_env patient{"LOCUS_ADWS_PATIENCE", "1"};
+  patient_adws() : steal("LOCUS_ADWS_STEAL", "1"), patient("LOCUS_ADWS_PATIENCE", "1") {}
+  const locus_test::saved_env steal;
+  const locus_test::saved_env patient;
 };
 
 constexpr const char* two_l2s = "pack:1 l3:1(size=8MB) l2:2(size=1MB) core:1 pu:1";
@@ -175,27 +177,22 @@ TEST(StealPatience, NoThiefWaitsWhileAWorkersPuIsContended) {
   locus::runtime rt{two_workers(two_l2s)};
   // Each worker's contention watch, taken from a task it runs (a group of two children hinted
   // 1 : 1 gives one to each worker, unless the other steals it first).
-  std::array<std::atomic<locus::detail::cpu_contention_watch*>, 2> watches{};
-  for (int round = 0; round < 100 && (watches[0] == nullptr || watches[1] == nullptr); ++round) {
-    rt.exec([&] {
-      locus::task_group tg{locus::work_hint{2.0}};
-      for (int i = 0; i < 2; ++i) {
-        tg.run(
-            [&] {
-              const auto w = static_cast<std::size_t>(locus::this_worker());
-              if (w < watches.size()) watches[w] = &locus::detail::current_worker()->cpu_watch;
-              std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            },
-            locus::work_hint{1.0});
-      }
-      tg.wait();
-    });
-  }
-  ASSERT_NE(watches[0].load(), nullptr);
-  ASSERT_NE(watches[1].load(), nullptr);
+  const auto watches = locus_test::watches_of_both_workers(rt, [](const auto& note_mine) {
+    locus::task_group tg{locus::work_hint{2.0}};
+    for (int i = 0; i < 2; ++i) {
+      tg.run(
+          [&] {
+            note_mine();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          },
+          locus::work_hint{1.0});
+    }
+    tg.wait();
+  });
+  ASSERT_EQ(watches.size(), 2u) << "a worker never ran a task";
   std::vector<locus::detail::adws_steal_event> steals;
   {
-    const locus_test::contended_pus neighbour({watches[0].load(), watches[1].load()});
+    const locus_test::contended_pus neighbour(watches);
     // Worker 1 ends its half first, then steals from the second.
     steals = steals_in_halves(rt, std::size_t{2} << 20, std::chrono::milliseconds(2),
                               std::chrono::milliseconds(10));

@@ -219,19 +219,25 @@ std::pair<int, int> lone_item_trials(locus::runtime& rt) {
   return {stayed, taken};
 }
 
-TEST(WsLoneItem, AThiefLeavesItToItsVictimInsideAStolenRegion) {
-  const saved_env join("LOCUS_WS_JOIN", nullptr);
-  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
+// ws on two workers with the default join rule (the hand-back) and LOCUS_WS_LONE_WAIT_US=`us`.
+struct lone_wait_ws {
+  explicit lone_wait_ws(const char* us) : wait("LOCUS_WS_LONE_WAIT_US", us) {}
+  const saved_env join{"LOCUS_WS_JOIN"};  // cleared
+  const saved_env wait;
   locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+};
+
+TEST(WsLoneItem, AThiefLeavesItToItsVictimInsideAStolenRegion) {
+  lone_wait_ws ws{"1000000"};
+  locus::runtime& rt = ws.rt;
   const auto [stayed, taken] = lone_item_trials(rt);
   EXPECT_GT(stayed, taken) << "with a wait of 1 s the thief took the lone item in " << taken
                            << " trials of " << stayed + taken;
 }
 
 TEST(WsLoneItem, WithoutTheWaitTheThiefTakesIt) {
-  const saved_env join("LOCUS_WS_JOIN", nullptr);
-  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "0");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  lone_wait_ws ws{"0"};
+  locus::runtime& rt = ws.rt;
   const auto [stayed, taken] = lone_item_trials(rt);
   EXPECT_GT(taken, stayed) << "with no wait the lone item stayed in " << stayed << " trials of "
                            << stayed + taken;
@@ -242,9 +248,8 @@ TEST(WsLoneItem, WithoutTheWaitTheThiefTakesIt) {
 // (parent_first) and holds its worker until the grandchild has run elsewhere, or until the thief
 // has been idle for 200 ms.
 TEST(WsLoneItem, ALoneQueuedChildIsTakenAtOnce) {
-  const saved_env join("LOCUS_WS_JOIN", nullptr);
-  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  lone_wait_ws ws{"1000000"};
+  locus::runtime& rt = ws.rt;
   int elsewhere = 0;
   const int trials = 6;
   for (int trial = 0; trial < trials; ++trial) {
@@ -279,26 +284,19 @@ TEST(WsLoneItem, ALoneQueuedChildIsTakenAtOnce) {
 // finishing its item: the thief takes it at once. A thread stands in for that process by marking
 // both workers' PUs contended for the whole run.
 TEST(WsLoneItem, NoThiefWaitsWhileAWorkersPuIsContended) {
-  const saved_env join("LOCUS_WS_JOIN", nullptr);
-  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
-  std::array<std::atomic<locus::detail::cpu_contention_watch*>, 2> watches{};
-  for (int round = 0; round < 100 && (watches[0] == nullptr || watches[1] == nullptr); ++round) {
-    rt.exec([&] {
-      locus::task_group tg;
-      tg.run([&] {
-        watches[static_cast<std::size_t>(locus::this_worker())] =
-            &locus::detail::current_worker()->cpu_watch;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      });
-      watches[static_cast<std::size_t>(locus::this_worker())] =
-          &locus::detail::current_worker()->cpu_watch;
-      tg.wait();
+  lone_wait_ws ws{"1000000"};
+  locus::runtime& rt = ws.rt;
+  const auto watches = locus_test::watches_of_both_workers(rt, [](const auto& note_mine) {
+    locus::task_group tg;
+    tg.run([&] {
+      note_mine();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
-  }
-  ASSERT_NE(watches[0].load(), nullptr);
-  ASSERT_NE(watches[1].load(), nullptr);
-  const locus_test::contended_pus neighbour({watches[0].load(), watches[1].load()});
+    note_mine();
+    tg.wait();
+  });
+  ASSERT_EQ(watches.size(), 2u) << "a worker never ran a task";
+  const locus_test::contended_pus neighbour(watches);
   const auto [stayed, taken] = lone_item_trials(rt);
   EXPECT_GT(taken, stayed) << "while a PU was contended the lone item stayed in " << stayed
                            << " trials of " << stayed + taken;
@@ -308,9 +306,8 @@ TEST(WsLoneItem, NoThiefWaitsWhileAWorkersPuIsContended) {
 // count of open stolen regions went back to zero): the child holds its worker until its parent's
 // continuation has been taken, or until the other worker has been idle for 200 ms.
 TEST(WsLoneItem, TheFirstStealOfARegionDoesNotWait) {
-  const saved_env join("LOCUS_WS_JOIN", nullptr);
-  const saved_env wait("LOCUS_WS_LONE_WAIT_US", "1000000");
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  lone_wait_ws ws{"1000000"};
+  locus::runtime& rt = ws.rt;
   int stolen = 0, trials = 0;
   rt.exec([&] {
     for (int region = 0; region < 6; ++region, ++trials) {

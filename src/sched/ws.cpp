@@ -115,7 +115,6 @@ class ws_policy final : public policy_base<ws_policy> {
       const steal_result r =
           ctx.steal(victim, (stealable + 1) / 2, context::chunk::of_queued_tasks);
       if (!r) continue;
-      offers_[static_cast<std::size_t>(ctx.self())].lone_since_ns = 0;
       // The stolen parent's groups remember where it came from, for group_end, and which thief
       // counts them as open. The record lives on the parent's stack, which only this thief runs
       // from now on.
