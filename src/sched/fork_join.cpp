@@ -288,7 +288,7 @@ void settle_cancellation(group_state& g) noexcept {
 // Returns whether the group, or one it is nested in, was cancelling.
 inline bool finish_group(group_state& g) {
   g.unhooked = false;  // a reused group decides again
-  g.continuation_taken = false;
+  g.continuation_taken.store(false, std::memory_order_relaxed);
   g.unjoined.store(false, std::memory_order_relaxed);
   if (g.begun.load(std::memory_order_relaxed)) {
     worker* w = current_worker_here();
@@ -602,12 +602,21 @@ void run_serially(worker* w, spawn_record& rec, const task_frame& record, const 
   stack->owner_scope = parent_scope;
 }
 
+// Whether the group's children may run concurrently with its creator: one runs now, or a loop
+// took the creator's continuation since the last join (the rest of a loop whose first children
+// were short, all finished by the time it goes on).
+[[gnu::always_inline]] inline bool children_run_elsewhere(const group_state& g) noexcept {
+  return (g.pending.load(std::memory_order_relaxed) != 0) |
+         g.continuation_taken.load(std::memory_order_relaxed);
+}
+
 // `ordinal`: the child's, drawn by the caller (the plain path, which draws it first), or none
 // yet (draw_ordinal).
 constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
 
-// A group with children running concurrently with its creator (a thief took the creator's
-// continuation, or a child suspended) queues its further children, parent-first: in a loop of
+// A group with children running concurrently with its creator, or whose creator's continuation
+// was taken since its last join (by a thief, or after a child suspended: the children before it
+// may all have ended since), queues its further children, parent-first: in a loop of
 // spawns, each child-first spawn would hand the rest of the loop to the next thief, one steal of a
 // continuation per child, where queued children leave the loop with the worker that runs it and
 // let the others take the children one at a time. Up to a bound: a long loop must not turn into
@@ -643,8 +652,8 @@ constexpr std::uint32_t draw_ordinal = ~std::uint32_t{0};
   }
   // The plain path's rule (spawn_here) where only a probe took the spawn off it, so that a trace
   // or a work/span measurement sees the schedule the program gets without them.
-  if (!w->rt.hooks.per_spawn() && w->replaced_queue == nullptr &&
-      g.pending.load(std::memory_order_relaxed) != 0 && queue_after_steal(w, rec)) {
+  if (!w->rt.hooks.per_spawn() && w->replaced_queue == nullptr && children_run_elsewhere(g) &&
+      queue_after_steal(w, rec)) {
     if (w->trace != nullptr) (void)w->trace->take_label();  // the queued task has it
     if (w->workspan != nullptr) g.begun.store(true, std::memory_order_relaxed);
     return false;
@@ -698,8 +707,7 @@ template <bool Placed>
 // and keeps little in callee-saved registers across it.
 template <bool Placed>
 [[gnu::noinline]] bool spawn_plain_slowly(worker* w, spawn_record& rec, std::uint32_t ordinal) {
-  if (ordinal != 0 && rec.group->pending.load(std::memory_order_relaxed) != 0 &&
-      queue_after_steal(w, rec, ordinal)) {
+  if (ordinal != 0 && children_run_elsewhere(*rec.group) && queue_after_steal(w, rec, ordinal)) {
     return false;
   }
   run_plain_child<Placed>(w, rec, w->running, child_stack(w), ordinal);
@@ -727,7 +735,7 @@ template <bool Placed>
   const std::uint32_t ordinal = next_ordinal(g);
   if (ordinal == 0) {
     g.outer.store(static_cast<const group_state*>(running->owner_note), std::memory_order_release);
-  } else if (g.pending.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+  } else if (children_run_elsewhere(g)) [[unlikely]] {
     return spawn_plain_slowly<Placed>(w, rec, ordinal);
   }
   if (!w->stacks.has_spare()) [[unlikely]]
@@ -829,7 +837,8 @@ bool wait(group_state& g) {
       // A taken continuation waits where it was stolen to, and its last child most likely ends
       // on the worker it was taken from: that worker switches straight into it (or a policy
       // hands it back there at the join) more cheaply than this one could watch the join.
-      work_item* found = g.continuation_taken ? nullptr : here->watch_join(g);
+      work_item* found =
+          g.continuation_taken.load(std::memory_order_relaxed) ? nullptr : here->watch_join(g);
       if (found != nullptr || g.pending.load(std::memory_order_acquire) != 0)
         suspend_until_joined(here, g, found);
     }

@@ -216,7 +216,7 @@ void worker::dispatch(work_item* item) {
         // its parent, so the group must wait for it.
         auto* rec = static_cast<spawn_record*>(item);
         rec->group->pending.fetch_add(1, std::memory_order_acq_rel);
-        rec->group->continuation_taken = true;
+        rec->group->continuation_taken.store(true, std::memory_order_relaxed);
         // Its join is no longer trivial: the policy's group_end sees it (the parent, resumed
         // below on this thread, reads the flag when its wait completes).
         if (rt.hooks.group_end && !rec->group->unhooked)

@@ -19,8 +19,8 @@
 // on the spawn path: the policy has no spawn, task or group-begin hook.
 //
 // A second departure comes with the plain spawn path of the core (docs/scheduler-policies.md): a
-// group whose continuation was taken while a child still runs queues its further children, up to
-// a bound, so that a flat loop of spawns is not stolen once per child. A thief that finds such
+// group whose continuation was taken queues its further children until its join, up to a bound,
+// so that a flat loop of spawns is not stolen once per child. A thief that finds such
 // queued children takes half of them (steal-half, Hendler and Shavit), not one: each is a small
 // part of the loop, and taken one at a time every child the thief runs costs a steal, whose
 // cache-line transfers were a visible share of a few-microsecond task (bench/README, "sparselu").

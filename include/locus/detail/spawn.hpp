@@ -228,9 +228,11 @@ struct group_state {
   bool unhooked = false;
   // A scheduler loop took the continuation of one of the group's children (a thief, or the
   // owner after the child suspended), until the join: the waiter then leaves its resumption to
-  // the last child's worker rather than watch the join (worker::watch_join). Written by that
-  // loop before it resumes the continuation, which alone reads it.
-  bool continuation_taken = false;
+  // the last child's worker rather than watch the join (worker::watch_join), and the plain spawn
+  // path queues the group's further children (queue_after_steal in fork_join.cpp). Written by
+  // that loop before it resumes the continuation; atomic only because children may spawn into
+  // the group while it goes on.
+  std::atomic<bool> continuation_taken{false};
   // Cancellation: set by task_group::cancel() or the first exception of a child; children not
   // started yet then never start, and neither do those of groups nested in this one.
   std::atomic<bool> canceling{false};
