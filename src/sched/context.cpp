@@ -1,5 +1,7 @@
 #include "sched/context.hpp"
 
+#include <algorithm>
+
 #include "sched/gang.hpp"
 #include "sched/runtime_impl.hpp"
 #include "sched/worker.hpp"
@@ -90,16 +92,21 @@ std::size_t context::own_queue_size() const noexcept {
 }
 
 steal_result context::steal(int victim, std::size_t max, chunk rule) {
+  ready_queue& q = w_.rt.at(victim).queue();
+  const steal_result r =
+      rule == chunk::of_queued_tasks ? steal_queued_tasks(q, max) : steal_any_items(q, max);
+  count_steal(victim, r);
+  return r;
+}
+
+steal_result context::steal_any_items(ready_queue& q, std::size_t max) {
   constexpr std::size_t batch = 64;
   work_item* taken[batch];
   steal_result r;
   std::size_t want = max < 1 ? 1 : max;
-  // of_queued_tasks takes the oldest alone first, to see what it is.
-  std::size_t ask = rule == chunk::of_queued_tasks ? 1 : want;
-  ready_queue& q = w_.rt.at(victim).queue();
   while (want > 0) {
     steal_status why = steal_status::empty;
-    const std::size_t n = q.steal(taken, ask < batch ? ask : batch, &why);
+    const std::size_t n = q.steal(taken, want < batch ? want : batch, &why);
     if (n == 0) {
       if (r.taken == 0) r.status = why;
       break;
@@ -114,10 +121,41 @@ steal_result context::steal(int victim, std::size_t max, chunk rule) {
     r.taken += n;
     r.status = steal_status::taken;
     want -= n;
-    if (rule == chunk::of_queued_tasks && r.item->kind != item_kind::task) break;
-    ask = want;
   }
-  count_steal(victim, r);
+  return r;
+}
+
+// The oldest alone first, to see what it is. Children of its group behind it (a loop's) go to
+// this worker's queue newest first, so that it runs them oldest first, towards those the victim
+// still holds, and a thief of its own takes the one nearest to those: with two workers each keeps
+// one contiguous run of a loop's children, whoever steals from whom. In their order, the children
+// this worker ran last, or lost to a thief, were the loop's first, farthest from the victim's (in
+// sparselu, the blocks of the next step's panel row). A chunk that spans groups keeps its order:
+// its oldest are the outer levels of a recursion, the biggest, which a thief should take first.
+steal_result context::steal_queued_tasks(ready_queue& q, std::size_t max) {
+  constexpr std::size_t most = queued_children_bound;
+  work_item* taken[most];
+  steal_result r;
+  steal_status why = steal_status::empty;
+  if (q.steal(taken, 1, &why) == 0) {
+    r.status = why;
+    return r;
+  }
+  r.item = taken[0];
+  r.taken = 1;
+  r.status = steal_status::taken;
+  if (r.item->kind != item_kind::task || max <= 1) return r;
+  const std::size_t more = std::min(max - 1, most);
+  const std::size_t n = q.steal(taken, more, &why);
+  const group_state* loop = r.item->group;
+  if (std::all_of(taken, taken + n, [loop](const work_item* x) {
+        return x->kind == item_kind::task && x->group == loop;
+      })) {
+    for (std::size_t i = n; i-- > 0;) w_.push_local(taken[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) w_.push_local(taken[i]);
+  }
+  r.taken += n;
   return r;
 }
 

@@ -24,7 +24,9 @@
 // queued children takes half of them (steal-half, Hendler and Shavit), not one: each is a small
 // part of the loop, and taken one at a time every child the thief runs costs a steal, whose
 // cache-line transfers were a visible share of a few-microsecond task (bench/README, "sparselu").
-// A continuation is still taken alone (context::chunk::of_queued_tasks).
+// It runs them oldest first, towards those the victim still holds, so that each of two workers
+// keeps one contiguous part of a loop from step to step (context::steal). A continuation is
+// still taken alone (context::chunk::of_queued_tasks).
 //
 // A third keeps a step's data on its worker, as the hand-back does, and comes with it: a thief
 // that finds exactly one item at its victim, a continuation, while a region whose continuation
