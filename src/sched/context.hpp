@@ -87,12 +87,12 @@ class context {
   // ---- stealing (counted by level)
   // Takes up to `max` of the oldest items of `victim`'s queue: the oldest is returned to run,
   // the others go to this worker's queue in their order. With chunk::of_queued_tasks, more than
-  // one only when the oldest is a queued task (at most queued_children_bound), and children of
-  // its group go to this worker's queue newest first, so that it runs them oldest first (see
-  // steal_queued_tasks): the oldest continuation
-  // of a chain of child-first spawns holds, in expectation, half of the victim's work by itself,
-  // and the ones behind it belong to the stack the victim runs, which would then have to steal
-  // them back; queued tasks are siblings, each a small part.
+  // one only when the oldest is a queued task (at most queued_children_bound): the oldest
+  // continuation of a chain of child-first spawns holds, in expectation, half of the victim's
+  // work by itself, and the ones behind it belong to the stack the victim runs, which would then
+  // have to steal them back; queued tasks are siblings, each a small part. Children of one group
+  // then go to this worker's queue newest first, so that it runs them oldest first (see
+  // steal_queued_tasks).
   enum class chunk : std::uint8_t { of_any_items, of_queued_tasks };
   steal_result steal(int victim, std::size_t max = 1, chunk rule = chunk::of_any_items);
   // A steal from the policy's own queues: `take()` returns the item (null: none) and the
