@@ -22,26 +22,27 @@ std::uint64_t steals_of(const locus::worker_stats& w) {
   return std::accumulate(w.steals_by_level.begin(), w.steals_by_level.end(), std::uint64_t{0});
 }
 
-// The first queued child runs on the thief before the creator queues the other 31, and holds the
-// thief until they are queued: the thief then finds 31 and takes 16 (the one it runs and 15 for
-// its own queue), runs them, and finds 15, 7, 3 and 1, taking 8, 4, 2 and 1.
-TEST(WsStealChunk, AThiefTakesHalfOfTheQueuedChildren) {
-  constexpr int children = 32;
-  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+constexpr int loop_children = 32;
+
+// A loop of 32 queued children that the other worker runs alone: the first runs there before the
+// creator queues the other 31, and holds it until they are queued; the creator, busy, waits until
+// all have run. `each(i, creator)` runs in child i. Returns the creator's worker.
+template <class Each>
+int run_loop_on_the_other_worker(locus::runtime& rt, Each each) {
   int creator = -1;
   std::atomic<bool> first_started{false}, all_queued{false};
-  std::atomic<int> done{0}, on_thief{0};
+  std::atomic<int> done{0};
   rt.exec([&] {
     creator = locus::this_worker();
     locus::task_group tg;
-    for (int i = 0; i < children; ++i) {
+    for (int i = 0; i < loop_children; ++i) {
       tg.run(
           [&, i] {
             if (i == 0) {
               first_started.store(true);
               EXPECT_TRUE(wait_until([&] { return all_queued.load(); }));
             }
-            if (locus::this_worker() != creator) on_thief.fetch_add(1);
+            each(i, creator);
             done.fetch_add(1);
           },
           locus::parent_first);
@@ -50,48 +51,35 @@ TEST(WsStealChunk, AThiefTakesHalfOfTheQueuedChildren) {
       }
     }
     all_queued.store(true);
-    EXPECT_TRUE(wait_until([&] { return done.load() == children; }))
+    EXPECT_TRUE(wait_until([&] { return done.load() == loop_children; }))
         << "the other worker did not run the queued children";
     tg.wait();
   });
-  EXPECT_EQ(on_thief.load(), children);
+  return creator;
+}
+
+// The thief finds 31 and takes 16 (the one it runs and 15 for its own queue), runs them, and
+// finds 15, 7, 3 and 1, taking 8, 4, 2 and 1.
+TEST(WsStealChunk, AThiefTakesHalfOfTheQueuedChildren) {
+  locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
+  std::atomic<int> on_thief{0};
+  const int creator = run_loop_on_the_other_worker(rt, [&](int, int creator_worker) {
+    if (locus::this_worker() != creator_worker) on_thief.fetch_add(1);
+  });
+  EXPECT_EQ(on_thief.load(), loop_children);
   const locus::stats s = rt.stats();
   const locus::worker_stats& thief = s.workers.at(static_cast<std::size_t>(1 - creator));
-  EXPECT_EQ(thief.stolen_items, static_cast<std::uint64_t>(children));
+  EXPECT_EQ(thief.stolen_items, static_cast<std::uint64_t>(loop_children));
   EXPECT_EQ(steals_of(thief), 6u) << "1, 16, 8, 4, 2 and 1 children a steal";
 }
 
-// The run of the first test, in the order the thief ran it: the child it stole alone, then each
-// chunk from its oldest child on (1, 2, ..., 16, not 1, 16, 15, ..., 2): the whole loop in order.
+// The same loop in the order the thief ran it: the child it stole alone, then each chunk from its
+// oldest child on (1, 2, ..., 16, not 1, 16, 15, ..., 2): the whole loop in order.
 TEST(WsStealChunk, AThiefRunsAChunkOldestFirst) {
-  constexpr int children = 32;
   locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
-  std::atomic<bool> first_started{false}, all_queued{false};
-  std::atomic<int> done{0};
   std::vector<int> order;  // appended by the thief only
-  rt.exec([&] {
-    locus::task_group tg;
-    for (int i = 0; i < children; ++i) {
-      tg.run(
-          [&, i] {
-            if (i == 0) {
-              first_started.store(true);
-              EXPECT_TRUE(wait_until([&] { return all_queued.load(); }));
-            }
-            order.push_back(i);
-            done.fetch_add(1);
-          },
-          locus::parent_first);
-      if (i == 0) {
-        EXPECT_TRUE(wait_until([&] { return first_started.load(); }));
-      }
-    }
-    all_queued.store(true);
-    EXPECT_TRUE(wait_until([&] { return done.load() == children; }))
-        << "the other worker did not run the queued children";
-    tg.wait();
-  });
-  std::vector<int> loop(children);
+  run_loop_on_the_other_worker(rt, [&](int i, int) { order.push_back(i); });
+  std::vector<int> loop(loop_children);
   std::iota(loop.begin(), loop.end(), 0);
   EXPECT_EQ(order, loop);
 }
@@ -101,7 +89,7 @@ TEST(WsStealChunk, AThiefRunsAChunkOldestFirst) {
 // takes 1-16 while the creator is held (runs 1, which holds the thief, and queues 2-16); the
 // creator runs 31 down to 17 at its wait, then steals 16 down to 9 from the thief, not 2 up to 9.
 TEST(WsStealChunk, EachWorkerRunsOneContiguousRunOfALoop) {
-  constexpr int children = 32;
+  constexpr int children = loop_children;
   locus::runtime rt{locus::options{.sched = "ws", .workers = 2}};
   int creator = -1;
   std::atomic<bool> first_started{false}, all_queued{false}, second_started{false},
