@@ -38,14 +38,19 @@ node* footprint_profile::add(int worker, std::uint64_t key, node* parent) {
   return &n;
 }
 
-// Up to one line in 64: every k-th line of each block of 64 lines, from an offset drawn per
-// block, so that a contiguous range is counted exactly and a strided one without bias; fewer:
-// one line of each block drawn, a block in every k / 64. The lines of a sparser sample are
-// among those of a denser one, as thinning needs.
+// The same rule at every scale: of each 64 lines, every k-th from an offset drawn for those 64;
+// past one in 64, of each 64 such blocks every k / 64-th block from an offset drawn for those
+// 64 blocks; and so on. A contiguous range is then counted exactly but for its two ends at any
+// rate (drawing whole blocks at random would leave a range of n blocks a relative error of
+// sqrt(k / 64n)), and a strided one without bias. The lines of a sparser sample are among those
+// of a denser one, as thinning needs.
 bool footprint_profile::sampled(std::uint64_t line, std::uint64_t mask) const noexcept {
-  const std::uint64_t block = line >> 6, drawn = mix64(block);
-  const std::uint64_t key = ((line + drawn) & 63) | (drawn >> 6 << 6);
-  return (key & mask) == 0;
+  std::uint64_t index = line;
+  for (std::uint64_t level = 0; mask != 0; ++level, index >>= 6, mask >>= 6) {
+    const std::uint64_t offset = mix64((index >> 6) ^ (level << 58));
+    if (((index + offset) & mask & 63) != 0) return false;
+  }
+  return true;
 }
 
 void footprint_profile::thin(worker_part& w) {
