@@ -47,6 +47,7 @@ node* footprint_profile::add(int worker, std::uint64_t key, node* parent) {
 bool footprint_profile::sampled(std::uint64_t line, std::uint64_t mask) const noexcept {
   std::uint64_t index = line;
   for (std::uint64_t level = 0; mask != 0; ++level, index >>= 6, mask >>= 6) {
+    // The level in the key: a block and a 64-block group of the same number draw apart.
     const std::uint64_t offset = mix64((index >> 6) ^ (level << 58));
     if (((index + offset) & mask & 63) != 0) return false;
   }
