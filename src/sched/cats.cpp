@@ -714,11 +714,24 @@ class cats_policy final : public policy_base<cats_policy> {
     t.package = -1;
   }
 
+  // Random stealing while profiling (and as ws). A search that began before the profiled root
+  // ended can go on into the first scheduled one (a worker the OS deschedules mid-search) and
+  // take an item of a subtree there, which only the victim's package may run: it goes back.
   work_item* steal_anywhere(context& ctx) {
     for (int attempt = 1; attempt < ctx.workers(); ++attempt) {
+      if (mode_.load(std::memory_order_acquire) == mode::scheduled) return nullptr;
+      tell(cats_event::what::search, ctx.self(), 0, 0, tier::unknown);
       const int victim = ctx.random_victim();
       if (victim < 0) return nullptr;
-      if (const steal_result r = ctx.steal(victim)) return r.item;
+      const steal_result r = ctx.steal(victim);
+      if (!r) continue;
+      // The item was queued after its spawner saw the schedule begin, so this load sees it too.
+      if (mode_.load(std::memory_order_acquire) == mode::scheduled &&
+          package_of(victim) != package_of(ctx.self())) {
+        ctx.deliver(victim, r.item, lane::first);
+        return nullptr;
+      }
+      return r.item;
     }
     return nullptr;
   }

@@ -15,6 +15,7 @@ struct cats_event {
     task_begin,     // a task of the inter-socket tier (inter or leaf) begins, after profiling
     subtree_begin,  // a leaf inter-socket task takes its package's subtree slot
     subtree_end,    // and gives it back
+    search,  // a worker is about to try a random steal (profiling, or as ws); package, path 0
   };
   what kind = what::task_begin;
   int worker = 0;
