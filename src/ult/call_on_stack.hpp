@@ -36,6 +36,7 @@ inline void prepare_for_call(stack& s) noexcept {
 // (it starts with entered()), and a child that returns is left for good.
 inline transfer call_on_stack(void* arg, stack& to, const stack& from, child_fn fn) noexcept {
 #if defined(LOCUS_TSAN)
+  ensure_sanitizer_fiber(to);
   __tsan_switch_to_fiber(to.sanitizer_fiber, 0);
 #endif
 #if defined(LOCUS_ASAN)

@@ -73,9 +73,6 @@ struct stack_arena::slab {
       }
       stacks[i].lo = guard + guard_bytes;
       stacks[i].size = stack_bytes - colour_offset(i, stack_bytes);
-#if defined(LOCUS_TSAN)
-      stacks[i].sanitizer_fiber = __tsan_create_fiber(0);
-#endif
       stacks[i].next_free = i + 1 < count ? &stacks[i + 1] : nullptr;
     }
     const auto b = reinterpret_cast<std::uintptr_t>(base);
@@ -84,7 +81,9 @@ struct stack_arena::slab {
   ~slab() {
     unregister_slab(reinterpret_cast<std::uintptr_t>(base));
 #if defined(LOCUS_TSAN)
-    for (auto& s : stacks) __tsan_destroy_fiber(s.sanitizer_fiber);
+    for (auto& s : stacks) {
+      if (s.sanitizer_fiber != nullptr) __tsan_destroy_fiber(s.sanitizer_fiber);
+    }
 #endif
 #if defined(LOCUS_ASAN)
     __asan_unpoison_memory_region(base, bytes);

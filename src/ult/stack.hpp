@@ -31,7 +31,7 @@ struct alignas(64) stack {
   // A second note of that layer (the innermost task group its task has open, while learned size
   // hints attribute work to groups), which the task's spawns do not touch.
   void* owner_scope = nullptr;
-  void* sanitizer_fiber = nullptr;  // ThreadSanitizer fiber bound to this stack
+  void* sanitizer_fiber = nullptr;  // ThreadSanitizer's fiber for this stack, from its first entry
   std::byte* top() const noexcept { return lo + size; }
 };
 
