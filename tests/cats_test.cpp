@@ -19,7 +19,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "locus/locus.hpp"
 #include "saved_env.hpp"
 #include "sched/cats_audit.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -60,14 +60,6 @@ struct record {
 };
 record* rec = nullptr;
 
-// Waits, at most `limit`, until `done` says so.
-void await(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
-
 // A held worker's first search stops here, as if the OS had descheduled it, until a leaf of a
 // later iteration runs in package 1.
 void hold_search(const cats_event& e) {
@@ -76,7 +68,9 @@ void hold_search(const cats_event& e) {
     return;
   }
   rec->holding.fetch_add(1);
-  await([] { return rec->released.load(); }, std::chrono::seconds(10));
+  // Asleep between looks: the held workers leave the CPUs to the workers they wait for.
+  locus_test::wait_until([] { return rec->released.load(); }, std::chrono::seconds(10),
+                         std::chrono::microseconds(100));
   rec->back.fetch_add(1);
 }
 
@@ -146,7 +140,8 @@ std::int64_t visit(const std::vector<std::int32_t>& cells, range r, const option
       rec->holding.load() > 0 && !rec->released.exchange(true)) {
     // The package's subtree has items queued on its workers while this leaf runs: the held
     // searches go on now.
-    await([] { return rec->back.load() == rec->holding.load(); }, std::chrono::seconds(2));
+    locus_test::wait_until([] { return rec->back.load() == rec->holding.load(); },
+                           std::chrono::seconds(2), std::chrono::microseconds(100));
     spin_for(2000);
   }
   if (is_leaf(r)) {
