@@ -33,12 +33,17 @@ using namespace locus_bench;
 using sets = locus_test::bench_sets;
 using locus_test::prepare_small;
 
-// Sanitizer builds run several times slower: there the UTS tests use S3, a 248K-node subtree of
-// T3 (exact counts too), instead of T3 itself (4.1M nodes).
+// Sanitizer builds run several times slower: there the UTS tests search a 63K-node binomial tree
+// of T3's generator with q = 0.12 (depth 124; its counts are the serial search's) instead of T3
+// itself (4.1M nodes). S3 (248K nodes) took 62 s of ThreadSanitizer's stage through the taskq
+// tests alone.
 #if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
-constexpr const char* uts_tree = "S3";
+const sets uts_tree{{"tree", "custom"}, {"type", "bin"}, {"b0", "2000"},
+                    {"q", "0.12"},      {"m", "8"},      {"r", "42"}};
+const std::string uts_counts = "nodes=62689 leaves=55102 depth=124";
 #else
-constexpr const char* uts_tree = "T3";
+const sets uts_tree{{"tree", "T3"}};
+const std::string uts_counts = uts::to_string(uts::find_tree("T3")->expected);
 #endif
 
 // Prepares, runs once inside `where`, verifies.
@@ -61,7 +66,7 @@ std::vector<bench_case> cases() {
   return {
       {"fib", {{"n", "25"}}, "75025"},
       {"nqueens", {{"n", "10"}}, "724"},
-      {"uts", {{"tree", uts_tree}}, uts::to_string(uts::find_tree(uts_tree)->expected)},
+      {"uts", uts_tree, uts_counts},
   };
 }
 
@@ -150,18 +155,30 @@ TEST(BenchTaskq, SeedBenchmarksOnEveryScheduler) {
 }
 
 // UTS through task assemblies (seed 003 §5): the counts of the task-group version, for several
-// widths and both entry modes, under tao and ws.
+// widths and both entry modes, under tao and ws. Under a sanitizer the tree is S1 cut at depth 7
+// (a custom tree, 64K nodes; its counts are the serial search's) instead of S1 (257K): twelve
+// searches of S1 took 15-52 s of ThreadSanitizer's stage.
 TEST(BenchTao, UtsThroughAssembliesCountsEveryNode) {
+#if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
+  const sets tree{{"tree", "custom"}, {"type", "geo"}, {"shape", "fixed"},
+                  {"b0", "4"},        {"d", "7"},      {"r", "19"}};
+  const std::string counts = "nodes=63914 leaves=51124 depth=7";
+#else
+  const sets tree{{"tree", "S1"}};
+  const std::string counts = "nodes=257042 leaves=205878 depth=8";
+#endif
   for (const char* sched : {"tao", "ws"}) {
     locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
     const auto where = make_locus_region(rt);
     for (const char* width : {"1", "2", "3"}) {
       for (const char* entry : {"async", "sync"}) {
         SCOPED_TRACE(std::string(sched) + " width " + width + " " + entry);
-        const verdict v = run_once(*where, impl::tao, 2, "uts",
-                                   {{"tree", "S1"}, {"tao_width", width}, {"tao_entry", entry}});
+        sets overrides = tree;
+        overrides.emplace_back("tao_width", width);
+        overrides.emplace_back("tao_entry", entry);
+        const verdict v = run_once(*where, impl::tao, 2, "uts", overrides);
         EXPECT_TRUE(v.ok) << v.message;
-        EXPECT_EQ(v.result, "nodes=257042 leaves=205878 depth=8");
+        EXPECT_EQ(v.result, counts);
       }
     }
   }
