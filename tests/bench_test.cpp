@@ -35,8 +35,7 @@ using locus_test::prepare_small;
 
 // Sanitizer builds run several times slower: there the UTS tests search a 63K-node binomial tree
 // of T3's generator with q = 0.12 (depth 124; its counts are the serial search's) instead of T3
-// itself (4.1M nodes). S3 (248K nodes) took 62 s of ThreadSanitizer's stage through the taskq
-// tests alone.
+// itself (4.1M nodes), a size that the taskq test can search on every scheduler in seconds.
 #if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
 const sets uts_tree{{"tree", "custom"}, {"type", "bin"}, {"b0", "2000"},
                     {"q", "0.12"},      {"m", "8"},      {"r", "42"}};
@@ -156,8 +155,8 @@ TEST(BenchTaskq, SeedBenchmarksOnEveryScheduler) {
 
 // UTS through task assemblies (seed 003 §5): the counts of the task-group version, for several
 // widths and both entry modes, under tao and ws. Under a sanitizer the tree is S1 cut at depth 7
-// (a custom tree, 64K nodes; its counts are the serial search's) instead of S1 (257K): twelve
-// searches of S1 took 15-52 s of ThreadSanitizer's stage.
+// (a custom tree, 64K nodes; its counts are the serial search's) instead of S1 (257K), for the
+// same reason.
 TEST(BenchTao, UtsThroughAssembliesCountsEveryNode) {
 #if defined(LOCUS_TSAN) || defined(LOCUS_ASAN)
   const sets tree{{"tree", "custom"}, {"type", "geo"}, {"shape", "fixed"},
