@@ -56,11 +56,34 @@ TEST(SchedulerClock, AgreesWithTheMonotonicClockAfterCalibration) {
 TEST(SchedulerClock, ARuntimeCalibratesIt) {
   { locus::runtime rt{locus::options{.workers = 1}}; }
 #if defined(__x86_64__)
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::ifstream sources("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string source;
-  in >> source;
-  EXPECT_EQ(locus::detail::scheduler_clock.ready.load(), source == "tsc") << source;
+  sources >> source;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string flags;
+  while (std::getline(cpuinfo, flags) && !flags.starts_with("flags")) {
+  }
+  EXPECT_EQ(locus::detail::scheduler_clock.ready.load(),
+            locus::detail::counter_keeps_monotonic_time(source, flags))
+      << source;
 #endif
+}
+
+TEST(SchedulerClock, TrustsTheCounterWhereTheKernelsTimeComesFromIt) {
+  using locus::detail::counter_keeps_monotonic_time;
+  const std::string invariant = "flags\t\t: fpu tsc constant_tsc rep_good nopl nonstop_tsc cpuid";
+  EXPECT_TRUE(counter_keeps_monotonic_time("tsc", ""));
+  EXPECT_TRUE(counter_keeps_monotonic_time("kvm-clock", invariant));
+  // kvm-clock scales the counter, which is a fixed rate only where it never stops or slows.
+  EXPECT_FALSE(counter_keeps_monotonic_time("kvm-clock", "flags\t\t: fpu tsc constant_tsc cpuid"));
+  EXPECT_FALSE(counter_keeps_monotonic_time("kvm-clock", "flags\t\t: fpu tsc nonstop_tsc"));
+  // Flags are whole words: a longer flag that contains one is not it.
+  EXPECT_FALSE(counter_keeps_monotonic_time("kvm-clock",
+                                            "flags\t\t: fpu xconstant_tsc nonstop_tsc_deadline"));
+  EXPECT_TRUE(counter_keeps_monotonic_time("kvm-clock", "constant_tsc nonstop_tsc"));
+  for (const char* other : {"hpet", "acpi_pm", "xen", "hyperv_clocksource_tsc_page", ""}) {
+    EXPECT_FALSE(counter_keeps_monotonic_time(other, invariant)) << other;
+  }
 }
 
 }  // namespace

@@ -11,12 +11,16 @@ counter_clock scheduler_clock;
 namespace {
 
 #if defined(__x86_64__)
-// The kernel keeps CLOCK_MONOTONIC with the counter only once it found the counter constant-rate
-// and synchronized across CPUs; then the counter and CLOCK_MONOTONIC differ by a fixed rate.
 bool kernel_keeps_time_with_the_counter() {
-  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::ifstream sources("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string source;
-  return static_cast<bool>(in >> source) && source == "tsc";
+  if (!(sources >> source)) return false;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("flags")) break;
+  }
+  return counter_keeps_monotonic_time(source, line);
 }
 
 struct clock_pair {
@@ -41,7 +45,28 @@ clock_pair read_pair() noexcept {
 }
 #endif
 
+bool has_word(std::string_view text, std::string_view word) noexcept {
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || text[at - 1] == ' ' || text[at - 1] == '\t';
+    const std::size_t end = at + word.size();
+    if (starts && (end == text.size() || text[end] == ' ' || text[end] == '\t')) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+// The kernel keeps CLOCK_MONOTONIC with the counter only once it found the counter constant-rate
+// and synchronized across CPUs; kvm-clock is the guest's counter scaled by parameters the host
+// keeps consistent across the guest's CPUs. Either way the counter and CLOCK_MONOTONIC then differ
+// by a fixed rate, which calibrate_clock measures.
+bool counter_keeps_monotonic_time(std::string_view clocksource,
+                                  std::string_view cpu_flags) noexcept {
+  if (clocksource == "tsc") return true;
+  return clocksource == "kvm-clock" && has_word(cpu_flags, "constant_tsc") &&
+         has_word(cpu_flags, "nonstop_tsc");
+}
 
 void calibrate_clock() noexcept {
 #if defined(__x86_64__)

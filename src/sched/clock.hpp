@@ -1,5 +1,5 @@
 // The scheduler's clock: CLOCK_MONOTONIC in nanoseconds, read through the time-stamp counter
-// where the kernel itself keeps time with it. Every dispatched task reads the clock several times
+// where the kernel's own time comes from it. Every dispatched task reads the clock several times
 // (busy, idle and overhead accounting, the search beat), and clock_gettime through a VM's vDSO
 // costs a few times a counter read: on loops of microsecond tasks that shows in the run's time.
 #pragma once
@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <string_view>
 
 namespace locus::detail {
 
@@ -26,6 +27,15 @@ struct counter_clock {
   std::atomic<bool> ready{false};
 };
 extern counter_clock scheduler_clock;
+
+// Whether CLOCK_MONOTONIC advances with the counter at a fixed rate, given the kernel's current
+// clocksource and the CPU's flags (/proc/cpuinfo): the kernel keeps time with the counter itself
+// ("tsc"), or a KVM guest's kvm-clock, which is the counter scaled by the host, on a CPU whose
+// counter runs at one rate whatever the core's frequency and sleep state (constant_tsc and
+// nonstop_tsc). Such guests are often booted with the counter marked unstable as a clocksource,
+// which leaves their clock_gettime several times slower than a counter read.
+bool counter_keeps_monotonic_time(std::string_view clocksource,
+                                  std::string_view cpu_flags) noexcept;
 
 // Measures the counter's rate against CLOCK_MONOTONIC (about a millisecond, once per process;
 // later calls return at once). Thread-safe.
