@@ -9,8 +9,11 @@
 // the second back to the first a chain at a time, one lock per chain, instead of through the C
 // library block by block. Sanitizer builds use the C library directly, so that a task used
 // after its end is still caught.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -35,28 +38,34 @@ constexpr std::uint32_t kept_per_class = task_blocks_kept_per_thread;
 constexpr std::uint32_t chain_length = task_depot_chain_length;
 constexpr std::uint32_t depot_chains_per_class = task_depot_max_chains;  // beyond: the C library
 
-struct free_block {
-  free_block* next;
-  free_block* next_chain;  // in the depot, on a chain's first block
+// A full chain of free blocks on its way through the depot: their addresses, not links through
+// the blocks. A block then is never written by the thread that frees it nor read by the one that
+// takes it again, so its lines stay where its last user left them: read by the worker that ran
+// the task, still valid in the cache of the worker that built it. Linked through the blocks, the
+// link written at the free made each reused block a load from another core's cache before the
+// task could even be built, on every routed child of a flat loop.
+struct block_chain {
+  block_chain* next = nullptr;
+  void* blocks[chain_length];
 };
 
-void free_chain(free_block* b, std::size_t c) noexcept {
-  while (b != nullptr) {
-    free_block* next = b->next;
-    ::operator delete(b, (c + 1) * granule);
-    b = next;
-  }
+constexpr std::size_t block_bytes(std::size_t c) noexcept {
+  return (c + 1) * granule;
 }
 
-// Full chains of free blocks, per size class. Trivially destructible and constant-initialised,
-// so that a task freed while the program exits still finds it.
+void free_blocks(void* const* blocks, std::uint32_t n, std::size_t c) noexcept {
+  for (std::uint32_t i = 0; i < n; ++i) ::operator delete(blocks[i], block_bytes(c));
+}
+
+// Full chains, per size class. Trivially destructible and constant-initialised, so that a task
+// freed while the program exits still finds it.
 class depot {
  public:
   // False (the chain stays the caller's) when the class holds enough chains already.
-  bool put(std::size_t c, free_block* chain) noexcept {
+  bool put(std::size_t c, block_chain* chain) noexcept {
     const std::lock_guard hold(lock_);
     if (count_[c] == depot_chains_per_class) return false;
-    chain->next_chain = chains_[c];
+    chain->next = chains_[c];
     chains_[c] = chain;
     ++count_[c];
     return true;
@@ -67,11 +76,11 @@ class depot {
     return count_[c];
   }
 
-  free_block* take(std::size_t c) noexcept {
+  block_chain* take(std::size_t c) noexcept {
     const std::lock_guard hold(lock_);
-    free_block* chain = chains_[c];
+    block_chain* chain = chains_[c];
     if (chain != nullptr) {
-      chains_[c] = chain->next_chain;
+      chains_[c] = chain->next;
       --count_[c];
     }
     return chain;
@@ -79,11 +88,22 @@ class depot {
 
  private:
   spin_lock lock_;
-  free_block* chains_[classes] = {};
+  block_chain* chains_[classes] = {};
   std::uint32_t count_[classes] = {};
 };
 
 constinit depot shared_depot;
+
+// One thread's free blocks of one size class: those it keeps, newest last, and the chain it is
+// filling for the depot.
+struct class_cache {
+  void* kept[kept_per_class];
+  std::uint32_t count = 0;
+  std::unique_ptr<block_chain> outgoing;
+  std::uint32_t outgoing_count = 0;
+  // An emptied chain, kept for the next outgoing one.
+  std::unique_ptr<block_chain> spare;
+};
 
 class task_cache {
  public:
@@ -91,58 +111,78 @@ class task_cache {
   task_cache(const task_cache&) = delete;
   task_cache& operator=(const task_cache&) = delete;
   ~task_cache() {
-    for (std::size_t c = 0; c < classes; ++c) {
-      free_chain(std::exchange(head_[c], nullptr), c);
-      free_chain(std::exchange(outgoing_[c], nullptr), c);
+    if (classes_ != nullptr) {
+      for (std::size_t c = 0; c < classes; ++c) {
+        class_cache& k = classes_[c];
+        free_blocks(k.kept, k.count, c);
+        if (k.outgoing) free_blocks(k.outgoing->blocks, k.outgoing_count, c);
+      }
+      classes_.reset();
     }
     closed_ = true;
   }
 
   void* take(std::size_t c) {
-    if (free_block* b = head_[c]) {
-      head_[c] = b->next;
-      --count_[c];
-      return b;
+    class_cache* kc = of(c);
+    if (kc == nullptr) [[unlikely]]
+      return ::operator new(block_bytes(c));
+    class_cache& k = *kc;
+    if (k.count != 0) return k.kept[--k.count];
+    if (k.outgoing_count != 0) return k.outgoing->blocks[--k.outgoing_count];
+    if (block_chain* chain = shared_depot.take(c)) {
+      std::copy(std::begin(chain->blocks), std::end(chain->blocks), k.kept);
+      k.count = chain_length - 1;
+      k.spare.reset(chain);
+      return k.kept[chain_length - 1];
     }
-    if (free_block* b = outgoing_[c]) {
-      outgoing_[c] = b->next;
-      --outgoing_count_[c];
-      return b;
-    }
-    if (free_block* chain = shared_depot.take(c)) {
-      head_[c] = chain->next;
-      count_[c] = chain_length - 1;
-      return chain;
-    }
-    return ::operator new((c + 1) * granule);
+    return ::operator new(block_bytes(c));
   }
 
   void give(void* p, std::size_t c) noexcept {
-    // A thread whose cache is gone: a task freed during the thread's exit.
-    if (closed_) {
-      ::operator delete(p, (c + 1) * granule);
+    class_cache* kc = of(c);
+    if (kc == nullptr) [[unlikely]] {
+      ::operator delete(p, block_bytes(c));
       return;
     }
-    auto* b = static_cast<free_block*>(p);
-    if (count_[c] < kept_per_class) {
-      b->next = head_[c];
-      head_[c] = b;
-      ++count_[c];
+    class_cache& k = *kc;
+    if (k.count < kept_per_class) {
+      k.kept[k.count++] = p;
       return;
     }
-    b->next = outgoing_[c];
-    outgoing_[c] = b;
-    if (++outgoing_count_[c] < chain_length) return;
-    free_block* chain = std::exchange(outgoing_[c], nullptr);
-    outgoing_count_[c] = 0;
-    if (!shared_depot.put(c, chain)) free_chain(chain, c);
+    if (!k.outgoing) {
+      k.outgoing = k.spare ? std::move(k.spare)
+                           : std::unique_ptr<block_chain>(new (std::nothrow) block_chain);
+      if (!k.outgoing) {
+        ::operator delete(p, block_bytes(c));
+        return;
+      }
+    }
+    k.outgoing->blocks[k.outgoing_count++] = p;
+    if (k.outgoing_count < chain_length) return;
+    std::unique_ptr<block_chain> full = std::move(k.outgoing);
+    k.outgoing_count = 0;
+    if (shared_depot.put(c, full.get())) {
+      (void)full.release();
+    } else {
+      free_blocks(full->blocks, chain_length, c);
+      k.spare = std::move(full);
+    }
   }
 
  private:
-  free_block* head_[classes] = {};
-  std::uint32_t count_[classes] = {};
-  free_block* outgoing_[classes] = {};  // the chain being filled for the depot
-  std::uint32_t outgoing_count_[classes] = {};
+  // Null once the thread's cache is gone (a task freed during the thread's exit), or when the
+  // cache could not be allocated: the C library serves the block then.
+  class_cache* of(std::size_t c) noexcept {
+    if (classes_ == nullptr) [[unlikely]] {
+      if (closed_) return nullptr;
+      classes_.reset(new (std::nothrow) class_cache[classes]);
+      if (classes_ == nullptr) return nullptr;
+    }
+    return &classes_[c];
+  }
+
+  // Allocated at the first task: some 16 KB a thread, too much for static TLS.
+  std::unique_ptr<class_cache[]> classes_;
   bool closed_ = false;
 };
 
