@@ -9,11 +9,8 @@
 // the second back to the first a chain at a time, one lock per chain, instead of through the C
 // library block by block. Sanitizer builds use the C library directly, so that a task used
 // after its end is still caught.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
-#include <memory>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -39,11 +36,17 @@ constexpr std::uint32_t chain_length = task_depot_chain_length;
 constexpr std::uint32_t depot_chains_per_class = task_depot_max_chains;  // beyond: the C library
 
 // A full chain of free blocks on its way through the depot: their addresses, not links through
-// the blocks. A block then is never written by the thread that frees it nor read by the one that
-// takes it again, so its lines stay where its last user left them: read by the worker that ran
-// the task, still valid in the cache of the worker that built it. Linked through the blocks, the
-// link written at the free made each reused block a load from another core's cache before the
-// task could even be built, on every routed child of a flat loop.
+// the blocks. A block that travels so (freed by a worker that runs more tasks than it builds,
+// taken by one that builds more than it runs) is never written by the thread that frees it nor
+// read by the one that takes it again, so its lines stay where its last user left them: read by
+// the worker that ran the task, still valid in the cache of the worker that built it. Linked
+// through the blocks, each such block was a load from another core's cache before its task could
+// be built, on every routed child of a flat loop. A thread's own list, of blocks it has just used
+// itself, stays linked through them.
+struct free_block {
+  free_block* next;
+};
+
 struct block_chain {
   block_chain* next = nullptr;
   void* blocks[chain_length];
@@ -57,13 +60,30 @@ void free_blocks(void* const* blocks, std::uint32_t n, std::size_t c) noexcept {
   for (std::uint32_t i = 0; i < n; ++i) ::operator delete(blocks[i], block_bytes(c));
 }
 
-// Full chains, per size class. Trivially destructible and constant-initialised, so that a task
-// freed while the program exits still finds it.
+void free_list(free_block* b, std::size_t c) noexcept {
+  while (b != nullptr) {
+    free_block* next = b->next;
+    ::operator delete(b, block_bytes(c));
+    b = next;
+  }
+}
+
+// Full chains, per size class, and emptied chains for the threads that fill them: a thread that
+// takes a full chain hands in its emptied one in the same locked step, and a thread that hands in
+// a full one gets an emptied one back, so that a chain is not allocated per trip. Trivially
+// destructible and constant-initialised, so that a task freed while the program exits still finds
+// it.
 class depot {
  public:
-  // False (the chain stays the caller's) when the class holds enough chains already.
-  bool put(std::size_t c, block_chain* chain) noexcept {
+  // False (the chain stays the caller's) when the class holds enough chains already. `empty`: an
+  // emptied chain for the caller's next one, or null.
+  bool put(std::size_t c, block_chain* chain, block_chain*& empty) noexcept {
     const std::lock_guard hold(lock_);
+    empty = empties_;
+    if (empty != nullptr) {
+      empties_ = empty->next;
+      --empty_count_;
+    }
     if (count_[c] == depot_chains_per_class) return false;
     chain->next = chains_[c];
     chains_[c] = chain;
@@ -76,12 +96,18 @@ class depot {
     return count_[c];
   }
 
-  block_chain* take(std::size_t c) noexcept {
+  // A full chain, or null. With one, `emptied` (null or the caller's used-up chain) is kept for a
+  // thread that fills chains, or left to the caller to free when enough are kept already.
+  block_chain* take(std::size_t c, block_chain*& emptied) noexcept {
     const std::lock_guard hold(lock_);
     block_chain* chain = chains_[c];
-    if (chain != nullptr) {
-      chains_[c] = chain->next;
-      --count_[c];
+    if (chain == nullptr) return nullptr;
+    chains_[c] = chain->next;
+    --count_[c];
+    if (emptied != nullptr && empty_count_ < depot_chains_per_class) {
+      emptied->next = empties_;
+      empties_ = std::exchange(emptied, nullptr);
+      ++empty_count_;
     }
     return chain;
   }
@@ -90,20 +116,11 @@ class depot {
   spin_lock lock_;
   block_chain* chains_[classes] = {};
   std::uint32_t count_[classes] = {};
+  block_chain* empties_ = nullptr;
+  std::uint32_t empty_count_ = 0;
 };
 
 constinit depot shared_depot;
-
-// One thread's free blocks of one size class: those it keeps, newest last, and the chain it is
-// filling for the depot.
-struct class_cache {
-  void* kept[kept_per_class];
-  std::uint32_t count = 0;
-  std::unique_ptr<block_chain> outgoing;
-  std::uint32_t outgoing_count = 0;
-  // An emptied chain, kept for the next outgoing one.
-  std::unique_ptr<block_chain> spare;
-};
 
 class task_cache {
  public:
@@ -111,78 +128,90 @@ class task_cache {
   task_cache(const task_cache&) = delete;
   task_cache& operator=(const task_cache&) = delete;
   ~task_cache() {
-    if (classes_ != nullptr) {
-      for (std::size_t c = 0; c < classes; ++c) {
-        class_cache& k = classes_[c];
-        free_blocks(k.kept, k.count, c);
-        if (k.outgoing) free_blocks(k.outgoing->blocks, k.outgoing_count, c);
-      }
-      classes_.reset();
+    for (std::size_t c = 0; c < classes; ++c) {
+      free_list(std::exchange(head_[c], nullptr), c);
+      if (incoming_[c] != nullptr) free_blocks(incoming_[c]->blocks, incoming_count_[c], c);
+      if (outgoing_[c] != nullptr) free_blocks(outgoing_[c]->blocks, outgoing_count_[c], c);
+      delete std::exchange(incoming_[c], nullptr);
+      delete std::exchange(outgoing_[c], nullptr);
     }
+    delete std::exchange(next_chain_, nullptr);
     closed_ = true;
   }
 
   void* take(std::size_t c) {
-    class_cache* kc = of(c);
-    if (kc == nullptr) [[unlikely]]
-      return ::operator new(block_bytes(c));
-    class_cache& k = *kc;
-    if (k.count != 0) return k.kept[--k.count];
-    if (k.outgoing_count != 0) return k.outgoing->blocks[--k.outgoing_count];
-    if (block_chain* chain = shared_depot.take(c)) {
-      std::copy(std::begin(chain->blocks), std::end(chain->blocks), k.kept);
-      k.count = chain_length - 1;
-      k.spare.reset(chain);
-      return k.kept[chain_length - 1];
+    if (free_block* b = head_[c]) {
+      head_[c] = b->next;
+      --count_[c];
+      return b;
+    }
+    return take_elsewhere(c);
+  }
+
+  void give(void* p, std::size_t c) noexcept {
+    // A thread whose cache is gone: a task freed during the thread's exit.
+    if (closed_) [[unlikely]] {
+      ::operator delete(p, block_bytes(c));
+      return;
+    }
+    if (count_[c] < kept_per_class) {
+      auto* b = static_cast<free_block*>(p);
+      b->next = head_[c];
+      head_[c] = b;
+      ++count_[c];
+      return;
+    }
+    give_elsewhere(p, c);
+  }
+
+ private:
+  // The chains, out of line: the common case above then keeps few registers.
+  [[gnu::noinline]] void* take_elsewhere(std::size_t c) {
+    if (incoming_count_[c] != 0) return incoming_[c]->blocks[--incoming_count_[c]];
+    if (outgoing_count_[c] != 0) return outgoing_[c]->blocks[--outgoing_count_[c]];
+    block_chain* emptied = incoming_[c];
+    if (block_chain* chain = shared_depot.take(c, emptied)) {
+      delete emptied;  // null unless the depot keeps enough emptied chains
+      incoming_[c] = chain;
+      incoming_count_[c] = chain_length - 1;
+      return chain->blocks[chain_length - 1];
     }
     return ::operator new(block_bytes(c));
   }
 
-  void give(void* p, std::size_t c) noexcept {
-    class_cache* kc = of(c);
-    if (kc == nullptr) [[unlikely]] {
-      ::operator delete(p, block_bytes(c));
-      return;
-    }
-    class_cache& k = *kc;
-    if (k.count < kept_per_class) {
-      k.kept[k.count++] = p;
-      return;
-    }
-    if (!k.outgoing) {
-      k.outgoing = k.spare ? std::move(k.spare)
-                           : std::unique_ptr<block_chain>(new (std::nothrow) block_chain);
-      if (!k.outgoing) {
+  [[gnu::noinline]] void give_elsewhere(void* p, std::size_t c) noexcept {
+    if (outgoing_[c] == nullptr) {
+      outgoing_[c] = next_chain_ != nullptr ? std::exchange(next_chain_, nullptr)
+                                            : new (std::nothrow) block_chain;
+      if (outgoing_[c] == nullptr) {
         ::operator delete(p, block_bytes(c));
         return;
       }
     }
-    k.outgoing->blocks[k.outgoing_count++] = p;
-    if (k.outgoing_count < chain_length) return;
-    std::unique_ptr<block_chain> full = std::move(k.outgoing);
-    k.outgoing_count = 0;
-    if (shared_depot.put(c, full.get())) {
-      (void)full.release();
-    } else {
+    outgoing_[c]->blocks[outgoing_count_[c]++] = p;
+    if (outgoing_count_[c] < chain_length) return;
+    block_chain* full = std::exchange(outgoing_[c], nullptr);
+    outgoing_count_[c] = 0;
+    block_chain* empty = nullptr;
+    if (!shared_depot.put(c, full, empty)) {
       free_blocks(full->blocks, chain_length, c);
-      k.spare = std::move(full);
+      delete std::exchange(empty, full);
+    }
+    // One chain in hand for the next outgoing one, of whatever class.
+    if (next_chain_ == nullptr) {
+      next_chain_ = empty;
+    } else {
+      delete empty;
     }
   }
 
- private:
-  // Null once the thread's cache is gone (a task freed during the thread's exit), or when the
-  // cache could not be allocated: the C library serves the block then.
-  class_cache* of(std::size_t c) noexcept {
-    if (classes_ == nullptr) [[unlikely]] {
-      if (closed_) return nullptr;
-      classes_.reset(new (std::nothrow) class_cache[classes]);
-      if (classes_ == nullptr) return nullptr;
-    }
-    return &classes_[c];
-  }
-
-  // Allocated at the first task: some 16 KB a thread, too much for static TLS.
-  std::unique_ptr<class_cache[]> classes_;
+  free_block* head_[classes] = {};  // the blocks this thread keeps, newest first
+  std::uint32_t count_[classes] = {};
+  block_chain* incoming_[classes] = {};  // the chain it took from the depot, being used up
+  std::uint32_t incoming_count_[classes] = {};
+  block_chain* outgoing_[classes] = {};  // the chain being filled for the depot
+  std::uint32_t outgoing_count_[classes] = {};
+  block_chain* next_chain_ = nullptr;  // an emptied chain, for the next outgoing one
   bool closed_ = false;
 };
 
