@@ -40,9 +40,9 @@ constexpr std::uint32_t depot_chains_per_class = task_depot_max_chains;  // beyo
 // taken by one that builds more than it runs) is never written by the thread that frees it nor
 // read by the one that takes it again, so its lines stay where its last user left them: read by
 // the worker that ran the task, still valid in the cache of the worker that built it. Linked
-// through the blocks, each such block was a load from another core's cache before its task could
-// be built, on every routed child of a flat loop. A thread's own list, of blocks it has just used
-// itself, stays linked through them.
+// through the blocks, each such block would be a load from another core's cache before its task
+// could be built, on every routed child of a flat loop. A thread's own list, of blocks it has just
+// used itself, is linked through them.
 struct free_block {
   free_block* next;
 };
