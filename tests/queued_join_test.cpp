@@ -288,6 +288,61 @@ TEST(TaskMemory, BlocksFreedBeyondAThreadsBoundReachAnotherThread) {
   EXPECT_EQ(reused, last_chain);
 }
 
+// A block that reaches another thread through the depot arrives as it was freed: the thread that
+// freed it put its address in a chain and wrote nothing into it, and the one that takes it reads
+// nothing from it, so its lines stay valid in the cache of whoever used it last.
+TEST(TaskMemory, BlocksPassedThroughTheDepotAreNotWrittenOnTheWay) {
+#if defined(LOCUS_ASAN) || defined(LOCUS_TSAN)
+  GTEST_SKIP() << "sanitizer builds take every task from the C library";
+#endif
+  using locus::detail::task_base, locus::detail::task_blocks_kept_per_thread,
+      locus::detail::task_depot_chain_length, locus::detail::task_depot_max_chains;
+  constexpr std::size_t bytes = 448;  // a size class the other tests leave alone
+  if (locus::detail::task_depot_chains(bytes) == task_depot_max_chains)
+    GTEST_SKIP() << "the depot is full already";
+  const auto pattern = [](std::uintptr_t at, std::size_t i) {
+    return static_cast<unsigned char>((at >> 6) * 31 + i * 7 + 1);
+  };
+  constexpr std::size_t made = task_blocks_kept_per_thread + task_depot_chain_length;
+  std::vector<void*> blocks;
+  std::thread maker([&] {
+    for (std::size_t i = 0; i < made; ++i) {
+      void* p = task_base::operator new(bytes);
+      auto* b = static_cast<unsigned char*>(p);
+      for (std::size_t k = 0; k < bytes; ++k)
+        b[k] = pattern(reinterpret_cast<std::uintptr_t>(p), k);
+      blocks.push_back(p);
+    }
+  });
+  maker.join();
+  // The freer keeps the first blocks itself; the last chain's worth goes to the depot.
+  std::thread freer([&] {
+    for (void* p : blocks) task_base::operator delete(p, bytes);
+  });
+  freer.join();
+  std::vector<void*> passed(blocks.end() - static_cast<std::ptrdiff_t>(task_depot_chain_length),
+                            blocks.end());
+  std::vector<void*> taken;
+  std::thread taker([&] {
+    for (std::size_t i = 0; i < task_depot_chain_length; ++i) {
+      taken.push_back(task_base::operator new(bytes));
+    }
+  });
+  taker.join();
+  std::sort(passed.begin(), passed.end());
+  std::vector<void*> sorted_taken = taken;
+  std::sort(sorted_taken.begin(), sorted_taken.end());
+  ASSERT_EQ(sorted_taken, passed) << "the taker did not get the freer's chain";
+  for (void* p : taken) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    std::size_t changed = 0;
+    for (std::size_t k = 0; k < bytes; ++k)
+      changed += b[k] != pattern(reinterpret_cast<std::uintptr_t>(p), k);
+    EXPECT_EQ(changed, 0u) << "bytes of a passed block written on the way";
+  }
+  for (void* p : taken) task_base::operator delete(p, bytes);
+}
+
 TEST(TaskMemory, OverAlignedAndLargeClosures) {
   struct alignas(128) aligned_value {
     int v;
