@@ -1,8 +1,8 @@
 // heat2d: a 2-D heat-diffusion time loop under adws (almost deterministic work stealing, seed
-// 000). Each time step is a two-dimensional locus::parallel_for over the grid, which cuts it
-// recursively into quadrants down to leaf blocks, every part carrying a work hint (its number of
-// cells) and a size hint (the bytes of its cells in both grids). adws turns the work hints into a
-// plan that gives each leaf block the same worker in every step, so a block's cells stay in that
+// 000). Each time step is a two-dimensional locus::parallel_for over the grid, which halves it
+// recursively (rows, then columns) down to leaf blocks, every part carrying a work hint (its number
+// of cells) and a size hint (the bytes of its cells in both grids). adws turns the work hints into
+// a plan that gives each leaf block the same worker in every step, so a block's cells stay in that
 // worker's caches from one step to the next; the program prints how many blocks kept their
 // worker.
 //

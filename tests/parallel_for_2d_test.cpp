@@ -1,12 +1,14 @@
 // The two-dimensional parallel_for: coverage, the quadrant decomposition and its order, grains,
-// and the hints its groups and children carry.
+// the halves a thief takes, and the hints its groups and children carry.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -89,6 +91,50 @@ TEST(ParallelFor2d, EveryCellOnceOnEveryScheduler) {
   }
 }
 
+// Under child-first stealing the thief of the loop's first continuation takes the whole bottom
+// half and runs it in the serial order. The first block holds its worker until the thief has run
+// two blocks: they are bottom-left, then bottom-right. With one four-way group per block, ml-ws's
+// thief ran top-right and then bottom-left (with the owner free, it would have taken bottom-left
+// and the two parts met down a column), and ws's and numa-ws's queued the other quadrants and ran
+// bottom-right first, leaving top-right for another steal.
+TEST(ParallelFor2d, TheFirstThiefTakesTheBottomHalf) {
+  for (const char* sched : {"ws", "ml-ws", "numa-ws"}) {
+    SCOPED_TRACE(sched);
+    locus::runtime rt{locus::options{.sched = sched, .workers = 2}};
+    std::mutex lock;
+    std::vector<block> thief_blocks;
+    std::atomic<int> thief_ran{0};
+    bool thief_arrived = true;
+    rt.exec([&] {
+      const int owner = locus::this_worker();
+      locus::parallel_for(
+          locus::range2d{0, 16, 0, 16},
+          [&](const locus::range2d<int>& b) {
+            if (b.row_begin == 0 && b.col_begin == 0) {
+              const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+              while (thief_ran.load() < 2) {
+                if (std::chrono::steady_clock::now() > give_up) {
+                  thief_arrived = false;
+                  return;
+                }
+                std::this_thread::yield();
+              }
+              return;
+            }
+            if (locus::this_worker() == owner) return;
+            const std::lock_guard hold(lock);
+            thief_blocks.emplace_back(b.row_begin, b.row_end, b.col_begin, b.col_end);
+            thief_ran.fetch_add(1);
+          },
+          locus::grain2d{8, 8});
+    });
+    ASSERT_TRUE(thief_arrived) << "no other worker ran two blocks within 10 s";
+    ASSERT_GE(thief_blocks.size(), 2u);
+    EXPECT_EQ(thief_blocks[0], (block{8, 16, 0, 8}));
+    EXPECT_EQ(thief_blocks[1], (block{8, 16, 8, 16}));
+  }
+}
+
 TEST(ParallelFor2d, EmptyRangesCallNothing) {
   int calls = 0;
   locus::root_exec([&] {
@@ -139,14 +185,15 @@ TEST(ParallelFor2d, GroupsAndChildrenCarryAreaAndSizeHints) {
   hints_seen.children.clear();
   locus::runtime rt{locus::options{.sched = "test-hint-recorder", .workers = 1}};
   rt.exec([] {
-    // 8 x 8 cut at 4 x 4: one group of four quadrants (three spawned, one run inline).
+    // 8 x 8 cut at 4 x 4: the rows halved (the top half spawned), then each half's columns.
     locus::parallel_for(
         locus::range2d{0, 8, 0, 8}, [](int, int) {}, locus::grain2d{4, 4}, locus::item_size{16});
   });
-  ASSERT_EQ(hints_seen.groups.size(), 1u);
-  EXPECT_EQ(hints_seen.groups[0].first, 64.0);
-  EXPECT_EQ(hints_seen.groups[0].second, 64u * 16u);
-  EXPECT_EQ(hints_seen.children, (std::vector<double>{16.0, 16.0, 16.0}));
+  ASSERT_EQ(hints_seen.groups.size(), 3u);
+  EXPECT_EQ(hints_seen.groups[0], (std::pair<double, std::size_t>{64.0, 64u * 16u}));
+  EXPECT_EQ(hints_seen.groups[1], (std::pair<double, std::size_t>{32.0, 32u * 16u}));
+  EXPECT_EQ(hints_seen.groups[2], (std::pair<double, std::size_t>{32.0, 32u * 16u}));
+  EXPECT_EQ(hints_seen.children, (std::vector<double>{32.0, 16.0, 16.0}));
 
   hints_seen.groups.clear();
   hints_seen.children.clear();

@@ -15,8 +15,9 @@
 // is two 1 MB grids (the ADWS cache experiments' size).
 //
 // The locus version is a two-dimensional locus::parallel_for over the interior (grain2d leaf x
-// leaf, item_size of both grids' cell), which cuts the same quadrants and gives the same hints;
-// `split=tasks` runs the same recursion written by hand with task groups, for comparison.
+// leaf, item_size of both grids' cell), which cuts the same leaves in the same order, halving the
+// rows and then each half's columns where this recursion cuts quadrants (every group hinted with
+// its area and bytes as here); `split=tasks` runs the quadrant recursion written with task groups.
 //
 // Locality model (locus-bench --locality): every leaf of the serial and locus versions declares
 // the rows of its block it reads (with the halo) and writes, and its block as its identity for
@@ -256,7 +257,7 @@ benchmark make_heat2d_benchmark() {
                           std::int64_t{1} << 62),
       param_spec::choice("split",
                          "the locus version's decomposition: a two-dimensional parallel_for "
-                         "(loop) or the same quadrant recursion written with task groups (tasks)",
+                         "(loop) or the quadrant recursion written with task groups (tasks)",
                          {"loop", "loop", "loop"}, {"loop", "tasks"}),
   };
   b.impls = {impl::serial, impl::locus, impl::tbb, impl::omp};

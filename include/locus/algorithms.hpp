@@ -131,31 +131,37 @@ void run_block(const range2d<Index>& b, const Body& body) {
   }
 }
 
-// Quadrants (halves where only one dimension exceeds its grain), spawned top-left, top-right,
-// bottom-left, the bottom-right one run by the caller: a one-worker run visits the leaves in the
-// order of the serial recursion.
+// Halves, rows first: a block both of whose dimensions exceed their grains is cut into a top
+// and a bottom half, and each of those into a left and a right half (`cols_next`), so the leaves
+// and their order are those of a quadrant recursion (a one-worker run visits them in the order of
+// the serial recursion); a block with one dimension within its grain is halved along the other.
+// The first half is spawned, the second run by the caller. Halves, not quadrants, because of
+// where two workers' parts meet: the thief of a quadrant node's continuation (child-first) took
+// the top-right quadrant and left the bottom-left one to the owner, so the parts met along a
+// column, a halo of one cache line per row, and each steal took one quadrant of the rest; the
+// thief of a halved node's continuation takes the whole bottom half, and the parts meet along a
+// row (bench/README, "heat2d's cut").
 template <class Index, class Body>
-void parallel_for_blocks(const range2d<Index>& b, const Body& body, const loop_split& split) {
+void parallel_for_blocks(const range2d<Index>& b, const Body& body, const loop_split& split,
+                         bool cols_next = false) {
   const bool rows = static_cast<std::size_t>(b.rows()) > split.grain_rows;
   const bool cols = static_cast<std::size_t>(b.cols()) > split.grain_cols;
   if (!rows && !cols) {
     run_block(b, body);
     return;
   }
-  const Index rm = rows ? b.row_begin + b.rows() / 2 : b.row_end;
-  const Index cm = cols ? b.col_begin + b.cols() / 2 : b.col_end;
-  range2d<Index> parts[4];
-  int k = 0;
-  parts[k++] = {b.row_begin, rm, b.col_begin, cm};
-  if (cols) parts[k++] = {b.row_begin, rm, cm, b.col_end};
-  if (rows) parts[k++] = {rm, b.row_end, b.col_begin, cm};
-  if (rows && cols) parts[k++] = {rm, b.row_end, cm, b.col_end};
-  task_group tg = loop_group(b.size(), split);
-  for (int i = 0; i + 1 < k; ++i) {
-    tg.run([&body, &split, part = parts[i]] { parallel_for_blocks(part, body, split); },
-           work_hint{static_cast<double>(parts[i].size())});
+  const bool cut_rows = rows && !(cols && cols_next);
+  range2d<Index> first = b;
+  range2d<Index> second = b;
+  if (cut_rows) {
+    first.row_end = second.row_begin = b.row_begin + b.rows() / 2;
+  } else {
+    first.col_end = second.col_begin = b.col_begin + b.cols() / 2;
   }
-  parallel_for_blocks(parts[k - 1], body, split);
+  task_group tg = loop_group(b.size(), split);
+  tg.run([&body, &split, first, cut_rows] { parallel_for_blocks(first, body, split, cut_rows); },
+         work_hint{static_cast<double>(first.size())});
+  parallel_for_blocks(second, body, split, cut_rows);
   tg.wait();
 }
 
@@ -244,11 +250,12 @@ void parallel_for(Index first, Index last, Body body, H... hints) {
 }
 
 // Calls body(block) on blocks of at most rows x cols iterations that together cover `range` once,
-// or body(i, j) for every (i, j) in it when body takes two indices. The range is cut recursively
-// into quadrants (halves along a dimension already within its grain), each hinted with its
-// number of iterations, the bottom-right one run by the caller. Hints: locus::grain2d{rows,
-// cols} (or locus::grain{g} for both; default 1 x 1), locus::item_size{bytes} and locus::place{p},
-// as for the one-dimensional form.
+// or body(i, j) for every (i, j) in it when body takes two indices. The range is halved
+// recursively, its rows and then each half's columns (only the dimension that exceeds its grain,
+// if one is already within it), which gives the blocks of a recursion into quadrants in the same
+// order; each half is hinted with its number of iterations, the second run by the caller. Hints:
+// locus::grain2d{rows, cols} (or locus::grain{g} for both; default 1 x 1), locus::item_size{bytes}
+// and locus::place{p}, as for the one-dimensional form.
 template <std::integral Index, class Body, class... H>
 void parallel_for(const range2d<Index>& range, Body body, H... hints) {
   static_assert(std::is_invocable_v<const Body&, const range2d<Index>&> ||
