@@ -136,9 +136,10 @@ void run_block(const range2d<Index>& b, const Body& body) {
 // and their order are those of a quadrant recursion (a one-worker run visits them in the order of
 // the serial recursion); a block with one dimension within its grain is halved along the other.
 // The first half is spawned, the second run by the caller. Halves, not quadrants, because of
-// where two workers' parts meet: the thief of a quadrant node's continuation (child-first) took
-// the top-right quadrant and left the bottom-left one to the owner, so the parts met along a
-// column, a halo of one cache line per row, and each steal took one quadrant of the rest; the
+// what a thief of the node's continuation takes: under plain child-first stealing the thief of a
+// quadrant node's took the top-right quadrant and left the bottom-left one to the owner, so the
+// parts met along a column (a halo of one cache line per row), and ws, which queues the further
+// children of a group whose continuation was taken, gave out the rest one steal per quadrant; the
 // thief of a halved node's continuation takes the whole bottom half, and the parts meet along a
 // row (bench/README, "heat2d's cut").
 template <class Index, class Body>
