@@ -75,19 +75,19 @@ void free_list(free_block* b, std::size_t c) noexcept {
 // it.
 class depot {
  public:
-  // False (the chain stays the caller's) when the class holds enough chains already. `empty`: an
-  // emptied chain for the caller's next one, or null.
+  // False (the chain stays the caller's) when the class holds enough chains already. Accepted,
+  // the caller gets an emptied chain for its next one, or null.
   bool put(std::size_t c, block_chain* chain, block_chain*& empty) noexcept {
     const std::lock_guard hold(lock_);
+    if (count_[c] == depot_chains_per_class) return false;
+    chain->next = chains_[c];
+    chains_[c] = chain;
+    ++count_[c];
     empty = empties_;
     if (empty != nullptr) {
       empties_ = empty->next;
       --empty_count_;
     }
-    if (count_[c] == depot_chains_per_class) return false;
-    chain->next = chains_[c];
-    chains_[c] = chain;
-    ++count_[c];
     return true;
   }
 
@@ -195,7 +195,7 @@ class task_cache {
     block_chain* empty = nullptr;
     if (!shared_depot.put(c, full, empty)) {
       free_blocks(full->blocks, chain_length, c);
-      delete std::exchange(empty, full);
+      empty = full;  // its array serves the next chain
     }
     // One chain in hand for the next outgoing one, of whatever class.
     if (next_chain_ == nullptr) {
