@@ -610,6 +610,12 @@ TEST(BenchOutput, JsonLineFormat) {
             R"("t1_over_tp":null,"work_inflation":null,"verified":true,)"
             R"("result":"6765","stats":{"scheduler":"ws"}})");
 
+  r.batch = "4242-1700000000000-3";
+  EXPECT_NE(
+      format_json_line(r).find(R"("workers":2,"batch":"4242-1700000000000-3","params":{"n":20},)"),
+      std::string::npos)
+      << format_json_line(r);
+
   // taskq runs on a locus runtime: it has a scheduler too.
   r.config = {impl::taskq, "adws", 2, {}};
   EXPECT_NE(format_json_line(r).find(R"("impl":"taskq","sched":"adws","workers":2)"),
@@ -672,6 +678,19 @@ TEST(BenchOutput, ExecuteWritesOneVerifiedJsonLinePerConfiguration) {
   EXPECT_NE(lines[1].find(R"("impl":"locus","sched":"ws","workers":2)"), std::string::npos);
   EXPECT_NE(lines[1].find(R"("stats":{"scheduler":"ws")"), std::string::npos) << lines[1];
   EXPECT_NE(lines[0].find(R"("stats":{})"), std::string::npos) << lines[0];
+  // The configurations of one benchmark ran in the same rounds and say so; the next benchmark's
+  // rounds are others.
+  const auto batch_of = [](const std::string& line) {
+    const std::string key = R"("batch":")";
+    const std::size_t at = line.find(key);
+    if (at == std::string::npos) return std::string();
+    const std::size_t from = at + key.size();
+    return line.substr(from, line.find('"', from) - from);
+  };
+  EXPECT_FALSE(batch_of(lines[0]).empty()) << lines[0];
+  EXPECT_EQ(batch_of(lines[0]), batch_of(lines[1]));
+  EXPECT_EQ(batch_of(lines[2]), batch_of(lines[3]));
+  EXPECT_NE(batch_of(lines[1]), batch_of(lines[2]));
   // Progress: one line per repetition (1 warm-up + 2 timed, 2 configurations, 2 benchmarks).
   const std::string progress = log.str();
   EXPECT_EQ(std::count(progress.begin(), progress.end(), '\n'), 2 * 2 * 3 + 2 * 2 + 1) << progress;

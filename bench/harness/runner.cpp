@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <unistd.h>
+
 #include <locus/locality.hpp>
 #include <locus/runtime.hpp>
 #include <locus/stats.hpp>
@@ -31,6 +33,19 @@ using clock = std::chrono::steady_clock;
 
 double seconds_since(clock::time_point t0) {
   return std::chrono::duration<double>(clock::now() - t0).count();
+}
+
+// The name of one run_benchmark call's rounds, which every configuration of it carries: unique
+// in the process, and across processes (its id and start time) so that a report reading several
+// invocations' output pairs only repetitions that ran in the same round.
+std::string next_batch_name() {
+  static const std::string process =
+      std::to_string(::getpid()) + "-" +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count());
+  static int count = 0;
+  return process + "-" + std::to_string(++count);
 }
 
 std::string fixed(double v, int decimals) {
@@ -214,9 +229,11 @@ bool run_benchmark(const bench_plan& bp, const run_plan& plan,
 
   std::vector<config_run> runs;
   runs.reserve(bp.configs.size());
+  const std::string batch = next_batch_name();
   for (const auto& c : bp.configs) {
     config_run r;
     r.config = c;
+    r.result.batch = batch;
     if (uses_locus_runtime(c.which)) r.rt = runtimes.at({c.sched, c.workers}).get();
     r.model_rt = r.rt;
     if (c.which == impl::serial && plan.locality) r.model_rt = runtimes.at(serial_model_key).get();
@@ -422,6 +439,7 @@ std::string format_json_line(const config_result& r) {
   o.num("workers", static_cast<std::int64_t>(r.config.workers));
   if (!r.config.load.quiet()) o.str("contend", r.config.load.text());
   if (r.exec_step) o.str("exec", "step");
+  if (!r.batch.empty()) o.str("batch", r.batch);
   o.raw("params", r.params_json);
   o.raw("times_s", json::array(r.times_s));
   if (r.times_s.empty()) {

@@ -20,6 +20,9 @@ struct config_result {
   configuration config;
   std::string params_json = "{}";  // the values that ran (after prepare's normalisation)
   bool exec_step = false;          // --exec step
+  // The configurations of one benchmark and set of parameters run their repetitions in the same
+  // rounds (times_s[i] of each in round i) and share this name; empty outside run_benchmark.
+  std::string batch;
   // benchmark::work_units, unit and working_set_bytes of those values, when it defines them.
   std::optional<double> work_units, working_set_bytes;
   std::string unit;
@@ -57,8 +60,8 @@ void derive_ratios(std::vector<config_result>& results);
 // {"bench":..,"impl":..,"sched":..,"workers":..,"params":{..},"times_s":[..],"median_s":..,
 //  "min_s":..,"verified":..,"result":..,"stats":{..}} on one line (no newline). sched is null
 // for implementations other than locus; "contend" (the load, as --contend takes it) is added when
-// the configuration ran under one, "error" when verification failed, "locality" when the result
-// has one.
+// the configuration ran under one, "batch" (config_result::batch) when it has one, "error" when
+// verification failed, "locality" when the result has one.
 std::string format_json_line(const config_result& r);
 // The human-readable table: bench, impl, sched, workers, (contend, when any configuration ran
 // under a load), median, min, median / serial median of the same benchmark and load, result.

@@ -34,6 +34,11 @@ CONTEND = os.path.join(HERE, "results_contend.jsonl")
 # locus-bench --sweep n=100,200 of heat2d: 1e5 and 4e5 cell updates, working sets of 0.5 and 2 L2s;
 # serial 0.2 and 0.8 ms (2.00 ns per update both), locus/ws/2 0.15 and 0.4 ms (1.50, 1.00).
 SWEEP = os.path.join(HERE, "results_sweep.jsonl")
+# locus-bench output with batches: heat2d n=100 in rounds b1, locus/ws/2 10, 20, 12 ms and
+# locus/adws/2 8, 16, 11 against tbb/2 11, 18, 10 and omp/2 9, 21, 13, and under load 1 ws 30,
+# 20, 25 against tbb 20, 20, 20; sor n=64 with locus (b2) and tbb (b3) from different rounds and
+# no omp, locus/ws/1 without a 1-worker peer.
+PEERS = os.path.join(HERE, "results_peers.jsonl")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SCRATCH = tempfile.mkdtemp(prefix="report-test-")  # removed when the run ends
 
@@ -288,6 +293,50 @@ def test_size_sweep():
     assert "## Size sweep" not in plain
 
 
+def test_against_peers():
+    """Medians and round-by-round ratios against each peer at the same worker count and load;
+    pairs only from the same rounds."""
+    _, _, text = report_of(PEERS)
+    summary, peers = text.find("## Summary"), text.find("## locus against oneTBB and OpenMP")
+    assert 0 <= summary < peers < text.find("## Results per benchmark"), "section misplaced"
+    assert_lines(text, [
+        "| benchmark | configuration | workers | ÷ tbb | paired | rounds faster | ÷ omp | paired "
+        "| rounds faster |",
+        # 12/11; pairs 10/11, 20/18, 12/10; 12/13; pairs 10/9, 20/21, 12/13.
+        "| heat2d (n=100) | locus/ws | 2 | 1.091 | 1.111 | 1/3 | 0.923 | 0.952 | 2/3 |",
+        "| heat2d (n=100) | locus/adws | 2 | 1.000 | 0.889 | 2/3 | 0.846 | 0.846 | 3/3 |",
+        # A load compares within itself; a tie is not a round faster.
+        "| heat2d (n=100) [contend 1] | locus/ws | 2 | 1.250 | 1.250 | 0/3 | — | — | — |",
+        # Different rounds: medians only.
+        "| sor (n=64) | locus/ws | 2 | 1.250 | — | — | — | — | — |",
+    ])
+    assert "| sor (n=64) | locus/ws | 1 |" not in text, "a configuration without a peer"
+    # Output without batches (before they existed): medians, no pairs; and a lone peer's columns.
+    _, _, plain = markdown_only()
+    assert_lines(plain, [
+        "| benchmark | configuration | workers | ÷ tbb | paired | rounds faster | ÷ omp | paired "
+        "| rounds faster |",
+        "| fib (n=20, cutoff=0) | locus/ws | 1 | 1.043 | — | — | 0.923 | — | — |",
+        "| fib (n=20, cutoff=0) | locus/ws | 2 | 1.159 | — | — | — | — | — |",
+    ])
+    _, _, contend = report_of(CONTEND)
+    assert_lines(contend, ["## locus against oneTBB",
+                           "| benchmark | configuration | workers | ÷ tbb | paired | rounds faster |"])
+
+
+def test_bad_batch_exit_2():
+    work = scratch_dir()
+    with open(PEERS, encoding="utf-8") as f:
+        good = f.readline()
+    for bad in ('"batch":5,', '"batch":"",'):
+        path = os.path.join(work, "bad-batch.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(good.replace('"batch":"b1",', bad))
+        proc = run_tool([path, "--out", os.path.join(work, "out"), "--no-plots"])
+        assert proc.returncode == 2, f"{bad}: exit {proc.returncode}"
+        assert path + ":1: field 'batch' must be a non-empty string" in proc.stderr, proc.stderr
+
+
 def test_time_units():
     """Three significant digits in the unit that keeps the value at least 1."""
     cases = {12.3456: "12.3 s", 1.0: "1.00 s", 0.25: "250 ms", 3.4e-5: "34.0 µs",
@@ -301,7 +350,7 @@ TESTS = [test_benchmark_tables, test_unverified_listed_first, test_summary_table
          test_missing_matplotlib_names_package, test_malformed_lines_exit_2,
          test_repeated_configuration_keeps_later, test_locality_model,
          test_malformed_locality_exit_2, test_contention, test_size_sweep,
-         test_time_units]
+         test_against_peers, test_bad_batch_exit_2, test_time_units]
 
 
 def main():

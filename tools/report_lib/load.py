@@ -31,6 +31,9 @@ class Result:
     # locus-bench --contend: the load the configuration ran under ("1", "1:1000/1000"), or
     # "none" (the line has no "contend").
     contend: str = "none"
+    # The interleaved rounds the configuration ran in (locus-bench's "batch"): configurations with
+    # the same batch ran repetition i in the same round; None in output that predates it.
+    batch: str | None = None
     # Benchmarks that describe their size (locus-bench --sweep): elementary updates per run and
     # their name, bytes one pass touches, and this machine's L2 per core; None when absent.
     work_units: float | None = None
@@ -175,12 +178,15 @@ def parse_line(text, where):
     contend = obj.get("contend", "none")
     if not isinstance(contend, str) or contend == "":
         raise InputError(f"{where}: field 'contend' must be a non-empty string, got {contend!r}")
+    batch = obj.get("batch")
+    if batch is not None and not (isinstance(batch, str) and batch != ""):
+        raise InputError(f"{where}: field 'batch' must be a non-empty string, got {batch!r}")
     error = obj.get("error")
     return Result(bench=obj["bench"], params=obj["params"], impl=obj["impl"], sched=obj["sched"],
                   workers=obj["workers"], times_s=obj["times_s"], median_s=obj["median_s"],
                   min_s=obj["min_s"], verified=obj["verified"],
                   error=error if isinstance(error, str) else None, stats=obj["stats"],
-                  where=where, locality=obj.get("locality"), contend=contend,
+                  where=where, locality=obj.get("locality"), contend=contend, batch=batch,
                   work_units=obj.get("work_units"), unit=obj.get("unit"),
                   working_set_bytes=obj.get("working_set_bytes"), l2_bytes=obj.get("l2_bytes"))
 

@@ -1,4 +1,5 @@
-"""report.md: failures first, then the summary, per-benchmark tables, locus breakdowns, plots."""
+"""report.md: failures first, then the summary, locus against its peers, per-benchmark tables,
+locus breakdowns, plots."""
 
 import os
 
@@ -87,6 +88,42 @@ def summary_section(groups):
         legend += f" T1/T{p}: speed-up from 1 to {p} workers of the same configuration."
     legend += f" {DASH}: the configuration needed is missing or failed."
     return "\n\n".join(["## Summary", legend, table(header, rows, 2)])
+
+
+_PEER_NAMES = {"tbb": "oneTBB", "omp": "OpenMP"}
+
+
+def peers_section(groups):
+    """Every configuration on a locus runtime against oneTBB and OpenMP at its worker count, by
+    medians and round by round."""
+    comparisons = [(g, r, peers) for g in groups for r, peers in m.peer_comparisons(g)]
+    if not comparisons:
+        return ""
+    shown = [p for p in m.PEERS if any(p in peers for _, _, peers in comparisons)]
+    header = ["benchmark", "configuration", "workers"]
+    for p in shown:
+        header += [f"÷ {p}", "paired", "rounds faster"]
+    rows = []
+    for g, r, peers in comparisons:
+        row = [g.title, m.label(r), r.workers]
+        for p in shown:
+            peer = peers.get(p)
+            ahead = m.rounds_ahead(r, peer) if peer else None
+            row += [fmt_ratio(m.over_peer(r, peer) if peer else None, 3),
+                    fmt_ratio(m.paired_over_peer(r, peer) if peer else None, 3),
+                    DASH if ahead is None else f"{ahead[0]}/{ahead[1]}"]
+        rows.append(row)
+    names = " and ".join(f"{_PEER_NAMES[p]} ({p})" for p in shown)
+    legend = (f"Each configuration on a locus runtime against {names} with as many workers, "
+              "same benchmark, parameters and load; below 1.00 locus is faster. ÷: its median "
+              "over the peer's. paired: the median over rounds of its time over the peer's in "
+              "the same round (the harness interleaves the configurations round by round, so a "
+              "host that changes speed between rounds moves both sides of a pair, where it can "
+              "move one median and not the other). rounds faster: the rounds in which it beat "
+              f"the peer. {DASH}: no such peer, or (paired) the two did not run in the same "
+              "rounds.")
+    return "\n\n".join([f"## locus against {' and '.join(_PEER_NAMES[p] for p in shown)}",
+                         legend, table(header, rows, 2)])
 
 
 def _series(g):
@@ -296,7 +333,8 @@ def render(title, paths, results, groups, plot_files):
     """The whole report; plot_files is a list of (caption, path, groups shown) for the images
     beside it."""
     sections = [f"# {title}", _inputs(paths, results, groups), failures_section(groups),
-                summary_section(groups), contention_section(groups), sweep_section(groups),
+                summary_section(groups), peers_section(groups), contention_section(groups),
+                sweep_section(groups),
                 benchmarks_section(groups),
                 breakdown_section(groups),
                 spawn_section(groups), locality_section(groups), plots_section(plot_files)]

@@ -4,6 +4,7 @@ Every ratio is None when a configuration it needs is missing or did not verify, 
 renderers print a dash instead of a number derived from a failed run.
 """
 
+import statistics
 from dataclasses import dataclass, field
 
 from .load import params_key
@@ -102,6 +103,51 @@ def speedup_vs_serial(g, r):
 def self_speedup(g, r):
     """T1/TP: speed-up over the same impl and scheduler on 1 worker."""
     return _ratio(_median(g.one_worker(r.impl, r.sched)), _median(r))
+
+
+PEERS = ("tbb", "omp")
+
+
+def peer_comparisons(g):
+    """(locus-runtime row, {peer impl: row}) for every configuration on a locus runtime that
+    has a usable oneTBB or OpenMP configuration with the same worker count in its group."""
+    out = []
+    for r in g.rows:
+        if r.impl not in LOCUS_RUNTIME_IMPLS or not r.usable:
+            continue
+        peers = {x.impl: x for x in g.rows
+                 if x.impl in PEERS and x.workers == r.workers and x.usable}
+        if peers:
+            out.append((r, peers))
+    return out
+
+
+def over_peer(r, peer):
+    """r's median over the peer's."""
+    return _ratio(_median(r), _median(peer))
+
+
+def _paired(r, peer):
+    """The two configurations' repetitions as pairs from the same rounds, or None when they
+    did not run in the same rounds (no batch, another batch, or not as many repetitions)."""
+    if (r.batch is None or r.batch != peer.batch or r.reps != peer.reps or r.reps == 0
+            or min(peer.times_s) <= 0):
+        return None
+    return list(zip(r.times_s, peer.times_s))
+
+
+def paired_over_peer(r, peer):
+    """The median over rounds of r's time over the peer's in the same round: a host that
+    changes speed between rounds moves both sides of a pair, where it can move one median and
+    not the other."""
+    pairs = _paired(r, peer)
+    return None if pairs is None else statistics.median(a / b for a, b in pairs)
+
+
+def rounds_ahead(r, peer):
+    """(rounds in which r was faster than the peer, rounds), or None as _paired."""
+    pairs = _paired(r, peer)
+    return None if pairs is None else (sum(a < b for a, b in pairs), len(pairs))
 
 
 def contention_pairs(groups):
