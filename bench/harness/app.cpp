@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "harness/cli.hpp"
+#include "harness/cpu_speed.hpp"
 #include "harness/idle.hpp"
 #include "harness/pingpong.hpp"
 #include "harness/platform.hpp"
@@ -14,6 +15,7 @@ namespace locus_bench {
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     if (!args.empty() && args.front() == "pingpong") return run_pingpong(args, out);
+    if (!args.empty() && args.front() == "cpuspeed") return run_cpu_speed(args, out);
     if (!args.empty() && args.front() == "idle") {
       environment_settings();  // the probe's runtime reads them: reject bad ones with status 2
       return run_idle_probe(args, out);
