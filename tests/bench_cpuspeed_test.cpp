@@ -94,6 +94,9 @@ TEST(BenchCpuSpeed, RejectsBadArguments) {
   EXPECT_NE(usage_message({"cpuspeed", "--seconds", "0.01", "--window-ms", "100"})
                 .find("at least one --window-ms window"),
             std::string::npos);
+  EXPECT_NE(usage_message({"cpuspeed", "--seconds", "3600", "--window-ms", "1"})
+                .find("gives 3600000 windows; at most 100000"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ using clock_type = std::chrono::steady_clock;
 // 12 KB, in L1). The values stay normal floats for billions of calls: each call takes 1/1024
 // off every entry, so no call runs into the slow path of denormals.
 constexpr int order = 32;
+// One line of output each.
+constexpr int max_windows = 100'000;
 struct alignas(64) blocks {
   float row[order * order];
   float col[order * order];
@@ -186,6 +188,10 @@ int run_cpu_speed(const std::vector<std::string>& args, std::ostream& out) {
   const int windows = static_cast<int>(seconds * 1000 / window_ms);
   if (windows < 1) {
     throw usage_error("cpuspeed: --seconds must cover at least one --window-ms window");
+  }
+  if (windows > max_windows) {
+    throw usage_error("cpuspeed: --seconds / --window-ms gives " + std::to_string(windows) +
+                      " windows; at most " + std::to_string(max_windows));
   }
   const cpu_speed_series s = measure_cpu_speeds(cpus, window_ms, windows);
 
