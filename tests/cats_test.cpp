@@ -380,18 +380,25 @@ TEST_F(Cats, InterSocketTasksRunOnHeadCoresAndSubtreesStayInOnePackage) {
 TEST_F(Cats, SearchesBegunWhileProfilingTakeNothingFromAnotherPackagesSubtree) {
   locus::detail::set_cats_miss_source(&injected_misses);
   // Which victims the held searches draw is random: where a search ran what it took, about half
-  // the rounds took a subtree's item into package 0.
-  for (int round = 0; round < 4; ++round) {
+  // the rounds took a subtree's item into package 0. A round in which no worker of package 0
+  // but its head searched while profiling (the OS, with more workers than CPUs and other tests
+  // beside, did not run one then) holds nothing and does not count towards the four.
+  constexpr int rounds_with_holds = 4;
+  int held_rounds = 0;
+  for (int round = 0; round < 6 * rounds_with_holds && held_rounds < rounds_with_holds; ++round) {
     SCOPED_TRACE(round);
     fresh_record();
     rec->hold_searches = true;
     locus::runtime rt{machine()};
     const int iterations = run(rt, cells_8mb, 2, {.leaf_us = 20});
-    EXPECT_TRUE(rec->released.load()) << "no search was held until a later iteration's leaf";
-    EXPECT_EQ(rec->back.load(), rec->holding.load());
     expect_leaves_in_their_subtrees_package(iterations);
     EXPECT_EQ(figure(rt.stats(), "subtrees_run"), (iterations - 1) * 16);
+    if (rec->holding.load() == 0) continue;
+    ++held_rounds;
+    EXPECT_TRUE(rec->released.load()) << "a held search was not released by a later leaf";
+    EXPECT_EQ(rec->back.load(), rec->holding.load());
   }
+  EXPECT_EQ(held_rounds, rounds_with_holds) << "too few rounds held a search while profiling";
 }
 
 // The faults one leaf's fault_in(leaf_pages) takes on this build (a sanitizer's shadow memory adds
