@@ -34,6 +34,9 @@ struct alignas(64) blocks {
   float inner[order * order];
 };
 
+// Where each thread leaves one entry of its result, so that the updates are not dead code.
+std::atomic<float> result_sink{0};
+
 [[gnu::noinline]] void block_update(blocks& b) {
   for (int i = 0; i < order; ++i) {
     for (int k = 0; k < order; ++k) {
@@ -146,8 +149,7 @@ cpu_speed_series measure_cpu_speeds(const std::vector<int>& cpus, int window_ms,
         }
         t0 = t1;
       }
-      // Keep the arithmetic: its result is observable.
-      if (b->inner[0] == 0.5F) failures[t] = "cpuspeed: the kernel's result is off";
+      result_sink.store(b->inner[0], std::memory_order_relaxed);
     });
   }
   while (ready.load() < n) std::this_thread::yield();
