@@ -1,6 +1,5 @@
 #include "harness/cpu_speed.hpp"
 
-#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -121,10 +120,7 @@ cpu_speed_series measure_cpu_speeds(const std::vector<int>& cpus, int window_ms,
   for (std::size_t t = 0; t < n; ++t) {
     threads.emplace_back([&, t] {
       const int cpu = cpus[t];
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      const bool pinned = pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+      const bool pinned = bind_this_thread(cpu);
       if (!pinned) failures[t] = "cpuspeed: cannot run on CPU " + std::to_string(cpu);
       auto b = std::make_unique<blocks>();
       std::fill(std::begin(b->row), std::end(b->row), 1.0F / 1024);

@@ -18,10 +18,7 @@ namespace locus_bench {
 namespace {
 
 void pin_this_thread(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+  if (!bind_this_thread(cpu)) {
     throw std::runtime_error("pingpong: cannot run on CPU " + std::to_string(cpu));
   }
 }

@@ -36,6 +36,13 @@ std::vector<int> cpus_allowed() {
   return cpus;
 }
 
+bool bind_this_thread(int cpu) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
 std::size_t l2_cache_bytes() noexcept {
   const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return bytes > 0 ? static_cast<std::size_t>(bytes) : 0;

@@ -13,6 +13,9 @@ int available_cpus() noexcept;
 // The CPUs this process may run on (sched_getaffinity), in increasing order; empty when unknown.
 std::vector<int> cpus_allowed();
 
+// Binds the calling thread to `cpu` alone (pthread_setaffinity_np); false when the OS refuses.
+bool bind_this_thread(int cpu) noexcept;
+
 // The L2 cache of one core in bytes (the C library's sysconf), 0 when it does not say.
 std::size_t l2_cache_bytes() noexcept;
 
